@@ -1,0 +1,65 @@
+"""Per-op latency on small tensors: tpu Strict eager vs PyTorch CPU eager,
+measured side by side in one run.
+
+Run: python benchmarks/eager_overhead.py [--size 64] [--iters 2000]
+
+Each op is warmed up (so compilation is excluded: the executable cache is
+hit), then timed over N calls; the tpu loop ends with torch.tpu.synchronize()
+so queued work is included. Ratio = tpu time / CPU time (issue target <= 4x).
+"""
+
+import argparse
+import time
+
+import torch
+
+
+def per_call(fn, iters, sync=None):
+    for _ in range(20):
+        fn()
+    if sync:
+        sync()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    if sync:
+        sync()
+    return (time.perf_counter() - start) / iters
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--iters", type=int, default=2000)
+    args = parser.parse_args()
+    n = args.size
+    cpu = {"x": torch.randn(n, n), "y": torch.randn(n, n), "v": torch.randn(n)}
+    tpu = {k: v.to("tpu") for k, v in cpu.items()}
+    ops = {
+        "add": lambda t: t["x"] + t["y"],
+        "mul_scalar": lambda t: t["x"] * 1.5,
+        "relu": lambda t: torch.relu(t["x"]),
+        "exp": lambda t: torch.exp(t["x"]),
+        "add_ (in-place)": lambda t: t["x"].add_(t["y"], alpha=0.0),
+        "sum": lambda t: t["x"].sum(),
+        "mean(dim)": lambda t: t["x"].mean(1),
+        "mm": lambda t: t["x"] @ t["y"],
+        "softmax": lambda t: torch.softmax(t["x"], 1),
+        "slice copy": lambda t: t["x"][:, 1:5].contiguous(),
+    }
+    print(f"tensors {n}x{n} float32, {args.iters} calls per op")
+    print(f"{'op':<18} {'cpu us':>9} {'tpu us':>9} {'ratio':>7}")
+    ratios = []
+    for name, fn in ops.items():
+        t_cpu = per_call(lambda: fn(cpu), args.iters)
+        t_tpu = per_call(lambda: fn(tpu), args.iters, torch.tpu.synchronize)
+        ratios.append(t_tpu / t_cpu)
+        print(f"{name:<18} {t_cpu * 1e6:>9.1f} {t_tpu * 1e6:>9.1f} {t_tpu / t_cpu:>7.1f}")
+    geo = 1.0
+    for r in ratios:
+        geo *= r
+    print(f"geometric mean ratio: {geo ** (1 / len(ratios)):.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+// Unique fake device addresses for tensor data pointers.
+//
+// Device data lives in PJRT buffers, never at the address a tpu tensor's
+// data_ptr() reports. We still hand out distinct, stable addresses so that
+// PyTorch's pointer arithmetic and aliasing checks work, and we take them from
+// a reserved PROT_NONE region so any accidental host dereference faults loudly
+// instead of reading garbage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace torch_tpu {
+
+class AddressSpace {
+ public:
+  static AddressSpace& instance();
+
+  // Returns the start of a fresh range of at least `nbytes` (nbytes > 0).
+  uintptr_t allocate(size_t nbytes);
+  void release(uintptr_t address);
+  bool contains(uintptr_t address) const;
+
+ private:
+  AddressSpace();
+  uintptr_t base_ = 0;
+  size_t size_ = 0;
+  mutable std::mutex mu_;
+  std::map<uintptr_t, size_t> free_;  // start -> length, coalesced
+  std::map<uintptr_t, size_t> used_;  // start -> length
+};
+
+}  // namespace torch_tpu

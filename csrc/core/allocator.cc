@@ -1,0 +1,164 @@
+#include "core/allocator.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+
+#include <mutex>
+
+#include "core/address_space.h"
+#include "core/current_device.h"
+#include "core/runtime.h"
+
+namespace torch_tpu {
+namespace {
+
+using c10::CachingDeviceAllocator::DeviceStats;
+constexpr size_t kAggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+
+// Storage bytes count as allocated, active and reserved alike: there is no
+// caching layer between PyTorch and PJRT's own allocator.
+void account(DeviceStats& stats, size_t nbytes, bool allocate) {
+  for (auto* stat : {&stats.allocated_bytes[kAggregate], &stats.active_bytes[kAggregate],
+                     &stats.reserved_bytes[kAggregate], &stats.requested_bytes[kAggregate]}) {
+    allocate ? stat->increase(nbytes) : stat->decrease(nbytes);
+  }
+  for (auto* stat :
+       {&stats.allocation[kAggregate], &stats.active[kAggregate], &stats.segment[kAggregate]}) {
+    allocate ? stat->increase(1) : stat->decrease(1);
+  }
+}
+
+std::mutex& stats_mutex() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+std::map<int, DeviceStats>& counters() {
+  static auto* c = new std::map<int, DeviceStats>();
+  return *c;
+}
+// address -> storage, for find() and copy_data().
+std::map<uintptr_t, DeviceStorage*>& live() {
+  static auto* m = new std::map<uintptr_t, DeviceStorage*>();
+  return *m;
+}
+
+std::string format_bytes(int64_t bytes) {
+  char buf[64];
+  if (bytes >= (int64_t(1) << 30)) {
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / double(int64_t(1) << 30));
+  } else if (bytes >= (int64_t(1) << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", bytes / double(int64_t(1) << 20));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lld bytes", static_cast<long long>(bytes));
+  }
+  return buf;
+}
+
+void release(void* ctx) {
+  auto* storage = static_cast<DeviceStorage*>(ctx);
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex());
+    account(counters()[storage->device_index()], storage->nbytes(), false);
+    live().erase(storage->address());
+  }
+  AddressSpace::instance().release(storage->address());
+  delete storage;
+}
+
+}  // namespace
+
+TpuAllocator& TpuAllocator::get() {
+  static TpuAllocator* allocator = new TpuAllocator();
+  return *allocator;
+}
+
+c10::DataPtr TpuAllocator::allocate(size_t nbytes) {
+  return allocate_on(nbytes, current_device_index());
+}
+
+c10::DataPtr TpuAllocator::allocate_on(size_t nbytes, int device_index) {
+  const c10::Device device(c10::DeviceType::PrivateUse1,
+                           static_cast<c10::DeviceIndex>(device_index));
+  if (nbytes == 0) return c10::DataPtr(nullptr, device);
+  auto& runtime = Runtime::get();
+  (void)runtime.device(device_index);  // validates the index
+  const int64_t limit = runtime.memory_limit(device_index);
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex());
+    auto& c = counters()[device_index];
+    const int64_t allocated = c.allocated_bytes[kAggregate].current;
+    if (allocated + static_cast<int64_t>(nbytes) > limit) c.num_ooms++;
+    TORCH_CHECK_WITH(OutOfMemoryError, allocated + static_cast<int64_t>(nbytes) <= limit,
+                     "tpu out of memory. Tried to allocate ",
+                     format_bytes(static_cast<int64_t>(nbytes)), " (tpu ", device_index, "; ",
+                     format_bytes(limit), " total capacity; ", format_bytes(allocated),
+                     " already allocated)");
+  }
+  const uintptr_t address = AddressSpace::instance().allocate(nbytes);
+  auto* storage = new DeviceStorage(nbytes, device_index);
+  storage->set_address(address);
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex());
+    account(counters()[device_index], nbytes, true);
+    live()[address] = storage;
+  }
+  return c10::DataPtr(reinterpret_cast<void*>(address), storage, &release, device);
+}
+
+DeviceStorage* TpuAllocator::find(const void* address) const {
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  std::lock_guard<std::mutex> lock(stats_mutex());
+  auto it = live().upper_bound(a);
+  if (it == live().begin()) return nullptr;
+  --it;
+  DeviceStorage* s = it->second;
+  return a < s->address() + std::max<size_t>(s->nbytes(), 1) ? s : nullptr;
+}
+
+void TpuAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
+  DeviceStorage* d = find(dest);
+  DeviceStorage* s = find(src);
+  TORCH_CHECK(d && s && dest == reinterpret_cast<void*>(d->address()) &&
+                  src == reinterpret_cast<void*>(s->address()) && count == d->nbytes() &&
+                  count == s->nbytes(),
+              "tpu: copy_data supports whole-storage copies only");
+  // Buffers are immutable, so the copy can share the source's buffer.
+  d->set_buffer(s->buffer(hlo::ElementType::kU8), s->element());
+}
+
+DeviceStats TpuAllocator::getDeviceStats(c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(stats_mutex());
+  return counters()[device];
+}
+
+void TpuAllocator::resetAccumulatedStats(c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(stats_mutex());
+  auto& c = counters()[device];
+  for (auto* array : {&c.allocation, &c.segment, &c.active, &c.allocated_bytes, &c.reserved_bytes,
+                      &c.active_bytes, &c.requested_bytes}) {
+    for (auto& stat : *array) stat.reset_accumulated();
+  }
+  c.num_ooms = 0;
+}
+
+void TpuAllocator::resetPeakStats(c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(stats_mutex());
+  auto& c = counters()[device];
+  for (auto* array : {&c.allocation, &c.segment, &c.active, &c.allocated_bytes, &c.reserved_bytes,
+                      &c.active_bytes, &c.requested_bytes}) {
+    for (auto& stat : *array) stat.reset_peak();
+  }
+}
+
+std::pair<size_t, size_t> TpuAllocator::getMemoryInfo(c10::DeviceIndex device) {
+  const auto total = static_cast<size_t>(Runtime::get().memory_limit(device));
+  std::lock_guard<std::mutex> lock(stats_mutex());
+  const auto used = static_cast<size_t>(counters()[device].allocated_bytes[kAggregate].current);
+  return {used < total ? total - used : 0, total};
+}
+
+DeviceStorage* storage_of(const c10::Storage& storage) {
+  return static_cast<DeviceStorage*>(storage.data_ptr().get_context());
+}
+
+}  // namespace torch_tpu

@@ -1,0 +1,71 @@
+#include "core/device_storage.h"
+
+#include <c10/util/Exception.h>
+
+#include "core/metrics.h"
+#include "exec/launcher.h"
+
+namespace torch_tpu {
+
+hlo::ElementType storage_element_for(size_t nbytes, hlo::ElementType wanted) {
+  return nbytes % hlo::byte_size(wanted) == 0 ? wanted : hlo::ElementType::kU8;
+}
+
+bool DeviceStorage::is_empty() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buffer_ == nullptr && pending_ == nullptr;
+}
+
+bool DeviceStorage::is_pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_ != nullptr;
+}
+
+hlo::ElementType DeviceStorage::element() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return element_;
+}
+
+int64_t DeviceStorage::element_count() const {
+  return static_cast<int64_t>(nbytes_ / hlo::byte_size(element()));
+}
+
+pjrt::BufferPtr DeviceStorage::buffer(hlo::ElementType element_if_empty) {
+  std::shared_ptr<PendingNode> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (buffer_) return buffer_;
+    pending = pending_;
+    if (!pending) element_ = storage_element_for(nbytes_, element_if_empty);
+  }
+  pjrt::BufferPtr made;
+  if (pending) {
+    Metrics::get().pending_materializations++;
+    made = pending->materialize();
+  } else {
+    made = make_zero_buffer(device_index_, element(),
+                            static_cast<int64_t>(nbytes_ / hlo::byte_size(element())));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pending_ == pending) {
+    buffer_ = made;
+    pending_.reset();
+  }
+  return buffer_ ? buffer_ : made;
+}
+
+void DeviceStorage::set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element) {
+  std::lock_guard<std::mutex> lock(mu_);
+  buffer_ = std::move(buffer);
+  pending_.reset();
+  element_ = element;
+}
+
+void DeviceStorage::set_pending(std::shared_ptr<PendingNode> node, hlo::ElementType element) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_ = std::move(node);
+  buffer_.reset();
+  element_ = element;
+}
+
+}  // namespace torch_tpu

@@ -1,0 +1,68 @@
+// The context object behind every tpu storage's DataPtr: a promise of a
+// device buffer.
+//
+// A storage holds either nothing (never written), a materialized PJRT buffer,
+// or a pending node that can produce the buffer on demand. PJRT buffers are
+// immutable: a write computes a new flat buffer and swaps it in. The buffer is
+// always rank 1, `nbytes / byte_size(element)` elements of `element`; tensors
+// of any dtype view it through hlo::StridedView.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "hlo/types.h"
+#include "pjrt/buffer.h"
+
+namespace torch_tpu {
+
+// Work that, when run, yields a storage's contents. Strict mode materializes
+// at once; deferred producers (lazy fills today, DeferAndFuse regions later)
+// leave nodes here until someone reads the storage.
+struct PendingNode {
+  std::string description;
+  std::function<pjrt::BufferPtr()> materialize;
+};
+
+class DeviceStorage {
+ public:
+  DeviceStorage(size_t nbytes, int device_index) : nbytes_(nbytes), device_index_(device_index) {}
+
+  size_t nbytes() const { return nbytes_; }
+  // The fake address the storage's DataPtr reports (see AddressSpace).
+  uintptr_t address() const { return address_; }
+  void set_address(uintptr_t address) { address_ = address; }
+  int device_index() const { return device_index_; }
+
+  bool is_empty() const;    // never written
+  bool is_pending() const;  // holds a pending node
+  // Element type of the current contents (meaningful unless is_empty()).
+  hlo::ElementType element() const;
+  int64_t element_count() const;
+
+  // The buffer, materializing a pending node. For an empty storage creates
+  // zeros of `element_if_empty` (uninitialized memory may hold anything).
+  pjrt::BufferPtr buffer(hlo::ElementType element_if_empty);
+
+  void set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element);
+  void set_pending(std::shared_ptr<PendingNode> node, hlo::ElementType element);
+
+ private:
+  size_t nbytes_;
+  int device_index_;
+  uintptr_t address_ = 0;
+  mutable std::mutex mu_;
+  hlo::ElementType element_ = hlo::ElementType::kU8;
+  pjrt::BufferPtr buffer_;
+  std::shared_ptr<PendingNode> pending_;
+};
+
+// Element type a storage of `nbytes` uses when first written with `wanted`:
+// `wanted` when the bytes divide evenly, bytes otherwise.
+hlo::ElementType storage_element_for(size_t nbytes, hlo::ElementType wanted);
+
+}  // namespace torch_tpu

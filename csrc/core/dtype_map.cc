@@ -1,0 +1,118 @@
+#include "core/dtype_map.h"
+
+#include <c10/util/Exception.h>
+
+namespace torch_tpu {
+
+using hlo::ElementType;
+
+namespace {
+bool lookup(c10::ScalarType t, ElementType* out) {
+  switch (t) {
+    case c10::kBool:
+      *out = ElementType::kPred;
+      return true;
+    case c10::kChar:
+      *out = ElementType::kS8;
+      return true;
+    case c10::kShort:
+      *out = ElementType::kS16;
+      return true;
+    case c10::kInt:
+      *out = ElementType::kS32;
+      return true;
+    case c10::kLong:
+      *out = ElementType::kS64;
+      return true;
+    case c10::kByte:
+      *out = ElementType::kU8;
+      return true;
+    case c10::kUInt16:
+      *out = ElementType::kU16;
+      return true;
+    case c10::kUInt32:
+      *out = ElementType::kU32;
+      return true;
+    case c10::kUInt64:
+      *out = ElementType::kU64;
+      return true;
+    case c10::kHalf:
+      *out = ElementType::kF16;
+      return true;
+    case c10::kBFloat16:
+      *out = ElementType::kBF16;
+      return true;
+    case c10::kFloat:
+      *out = ElementType::kF32;
+      return true;
+    case c10::kDouble:
+      *out = ElementType::kF64;
+      return true;
+    case c10::kComplexFloat:
+      *out = ElementType::kC64;
+      return true;
+    case c10::kComplexDouble:
+      *out = ElementType::kC128;
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool is_supported_dtype(c10::ScalarType type) {
+  ElementType unused;
+  return lookup(type, &unused);
+}
+
+ElementType element_type_for(c10::ScalarType type, const char* op) {
+  ElementType out;
+  TORCH_CHECK_TYPE(lookup(type, &out), op, ": dtype ", type, " is not supported on the tpu device");
+  return out;
+}
+
+pjrt::BufferType buffer_type_for(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+      return PJRT_Buffer_Type_PRED;
+    case ElementType::kS8:
+      return PJRT_Buffer_Type_S8;
+    case ElementType::kS16:
+      return PJRT_Buffer_Type_S16;
+    case ElementType::kS32:
+      return PJRT_Buffer_Type_S32;
+    case ElementType::kS64:
+      return PJRT_Buffer_Type_S64;
+    case ElementType::kU8:
+      return PJRT_Buffer_Type_U8;
+    case ElementType::kU16:
+      return PJRT_Buffer_Type_U16;
+    case ElementType::kU32:
+      return PJRT_Buffer_Type_U32;
+    case ElementType::kU64:
+      return PJRT_Buffer_Type_U64;
+    case ElementType::kF16:
+      return PJRT_Buffer_Type_F16;
+    case ElementType::kBF16:
+      return PJRT_Buffer_Type_BF16;
+    case ElementType::kF32:
+      return PJRT_Buffer_Type_F32;
+    case ElementType::kF64:
+      return PJRT_Buffer_Type_F64;
+    case ElementType::kC64:
+      return PJRT_Buffer_Type_C64;
+    case ElementType::kC128:
+      return PJRT_Buffer_Type_C128;
+  }
+  return PJRT_Buffer_Type_INVALID;
+}
+
+ElementType element_type_from_buffer(pjrt::BufferType type) {
+  for (int i = 0; i <= static_cast<int>(ElementType::kC128); ++i) {
+    auto e = static_cast<ElementType>(i);
+    if (buffer_type_for(e) == type) return e;
+  }
+  TORCH_CHECK(false, "tpu: unexpected PJRT buffer type ", pjrt::buffer_type_name(type));
+}
+
+}  // namespace torch_tpu

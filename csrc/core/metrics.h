@@ -1,0 +1,27 @@
+// Process-wide counters behind torch_tpu.debug.metrics().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace torch_tpu {
+
+struct Metrics {
+  std::atomic<int64_t> compiles{0};
+  std::atomic<int64_t> compile_time_ns{0};
+  std::atomic<int64_t> cache_hits{0};
+  std::atomic<int64_t> executions{0};
+  std::atomic<int64_t> h2d_transfers{0};
+  std::atomic<int64_t> h2d_bytes{0};
+  std::atomic<int64_t> d2h_transfers{0};
+  std::atomic<int64_t> d2h_bytes{0};
+  std::atomic<int64_t> pending_materializations{0};
+
+  static Metrics& get();
+  std::map<std::string, int64_t> snapshot() const;
+  void reset();
+};
+
+}  // namespace torch_tpu

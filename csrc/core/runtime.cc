@@ -1,0 +1,77 @@
+#include "core/runtime.h"
+
+#include <c10/util/Exception.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "pjrt/plugin_discovery.h"
+
+namespace torch_tpu {
+namespace {
+std::vector<std::string>& package_roots() {
+  static std::vector<std::string> roots;
+  return roots;
+}
+std::once_flag init_flag;
+Runtime* instance = nullptr;
+}  // namespace
+
+void Runtime::set_package_roots(std::vector<std::string> roots) {
+  package_roots() = std::move(roots);
+}
+
+bool Runtime::initialized() { return instance != nullptr; }
+
+Runtime& Runtime::get() {
+  // A failed initialization is retried on the next call (call_once only
+  // completes when the callable returns normally).
+  std::call_once(init_flag, [] { instance = new Runtime(); });
+  return *instance;
+}
+
+Runtime::Runtime() {
+  try {
+    pjrt::PluginChoice choice = pjrt::discover_plugin(package_roots());
+    plugin_path_ = choice.path;
+    plugin_reason_ = choice.reason;
+    // XLA logs INFO lines to stderr before its logging is initialized; keep
+    // a user's terminal quiet unless they chose a level themselves.
+    ::setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
+    auto api = pjrt::Api::load(choice.path);
+    std::map<std::string, int64_t> options;
+    if (choice.path.find("cpu") != std::string::npos) {
+      int64_t count = 1;
+      if (const char* env = std::getenv("TORCH_TPU_CPU_DEVICE_COUNT")) {
+        count = std::atoll(env);
+        TORCH_CHECK_VALUE(count >= 1,
+                          "TORCH_TPU_CPU_DEVICE_COUNT must be a positive integer, got '", env, "'");
+      }
+      options["cpu_device_count"] = count;
+    }
+    // The Runtime (and so the client) is never destroyed: tearing a client
+    // down during interpreter shutdown races with the plugin's threads.
+    client_ = pjrt::Client::create(api, options);
+  } catch (const pjrt::Error& e) {
+    TORCH_CHECK(false, "tpu: cannot initialize the PJRT runtime: ", e.what());
+  }
+}
+
+const pjrt::DeviceInfo& Runtime::device(int index) const {
+  // RuntimeError, as CUDA's "invalid device ordinal" is.
+  TORCH_CHECK(index >= 0 && index < device_count(), "tpu: invalid device index ", index,
+              " (there are ", device_count(), " tpu devices)");
+  return client_->devices()[index];
+}
+
+int64_t Runtime::memory_limit(int index) const {
+  pjrt::MemoryStats stats;
+  if (client_->memory_stats(device(index), &stats) && stats.bytes_limit > 0) {
+    return stats.bytes_limit;
+  }
+  // The CPU plugin keeps device buffers in host memory.
+  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+}
+
+}  // namespace torch_tpu

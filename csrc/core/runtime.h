@@ -1,0 +1,37 @@
+// The process's one PJRT client, created lazily on first use.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pjrt/client.h"
+
+namespace torch_tpu {
+
+class Runtime {
+ public:
+  // Where Python packages live, for plugin discovery. Must be called before
+  // the first get() (torch_tpu's __init__ does it).
+  static void set_package_roots(std::vector<std::string> roots);
+  // Creates the client on first call; throws c10::Error on failure.
+  static Runtime& get();
+  static bool initialized();
+
+  pjrt::Client& client() { return *client_; }
+  int device_count() const { return static_cast<int>(client_->devices().size()); }
+  // Throws (IndexError-mapped) for an index outside [0, device_count).
+  const pjrt::DeviceInfo& device(int index) const;
+  const std::string& plugin_path() const { return plugin_path_; }
+  const std::string& plugin_reason() const { return plugin_reason_; }
+  // Bytes of device memory the allocator may hand out.
+  int64_t memory_limit(int index) const;
+
+ private:
+  Runtime();
+  std::shared_ptr<pjrt::Client> client_;
+  std::string plugin_path_;
+  std::string plugin_reason_;
+};
+
+}  // namespace torch_tpu

@@ -1,0 +1,195 @@
+#include "exec/launcher.h"
+
+#include <c10/util/Exception.h>
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/dtype_map.h"
+#include "core/metrics.h"
+#include "core/runtime.h"
+#include "exec/eager_mode.h"
+#include "exec/executable_cache.h"
+#include "hlo/builder.h"
+
+namespace torch_tpu {
+namespace {
+
+// Converts a PJRT error into the PyTorch exception a user expects: running
+// out of device memory is torch.OutOfMemoryError, anything else RuntimeError.
+[[noreturn]] void rethrow(const pjrt::Error& e, const char* what) {
+  if (e.is_resource_exhausted()) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "tpu out of memory during ", what, ": ", e.what());
+  }
+  TORCH_CHECK(false, "tpu: ", what, " failed: ", e.what());
+}
+
+struct DeviceQueue {
+  std::mutex mu;
+  std::deque<pjrt::EventPtr> in_flight;
+  std::string deferred_error;  // first asynchronous failure not yet raised
+};
+
+DeviceQueue& queue(int device_index) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<DeviceQueue>>* queues =
+      new std::map<int, std::unique_ptr<DeviceQueue>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& q = (*queues)[device_index];
+  if (!q) q = std::make_unique<DeviceQueue>();
+  return *q;
+}
+
+// Drops finished events from the front, remembering the first failure.
+void prune(DeviceQueue& q) {
+  while (!q.in_flight.empty() && q.in_flight.front()->is_ready()) {
+    try {
+      q.in_flight.front()->await();
+    } catch (const pjrt::Error& e) {
+      if (q.deferred_error.empty()) q.deferred_error = e.what();
+    }
+    q.in_flight.pop_front();
+  }
+}
+
+void raise_deferred(DeviceQueue& q) {
+  if (q.deferred_error.empty()) return;
+  std::string message = std::move(q.deferred_error);
+  q.deferred_error.clear();
+  TORCH_CHECK(false, "tpu: an asynchronously launched program failed: ", message);
+}
+
+}  // namespace
+
+std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
+                                    const std::vector<pjrt::BufferPtr>& args, int device_index) {
+  std::vector<PJRT_Buffer*> raw;
+  raw.reserve(args.size());
+  for (const auto& a : args) raw.push_back(a->raw());
+  const auto& device = Runtime::get().device(device_index);
+  pjrt::ExecuteResult result;
+  try {
+    result = exe.execute(raw, device.raw);
+  } catch (const pjrt::Error& e) {
+    rethrow(e, "execute");
+  }
+  Metrics::get().executions++;
+  if (current_eager_mode() == EagerMode::kDebug) {
+    try {
+      if (result.done) result.done->await();
+    } catch (const pjrt::Error& e) {
+      rethrow(e, "execute");
+    }
+    return result.outputs;
+  }
+  if (result.done) {
+    DeviceQueue& q = queue(device_index);
+    std::lock_guard<std::mutex> lock(q.mu);
+    q.in_flight.push_back(result.done);
+    if (q.in_flight.size() > 32) prune(q);
+  }
+  return result.outputs;
+}
+
+void synchronize_device(int device_index) {
+  DeviceQueue& q = queue(device_index);
+  std::deque<pjrt::EventPtr> pending;
+  {
+    std::lock_guard<std::mutex> lock(q.mu);
+    pending.swap(q.in_flight);
+  }
+  std::string first_error;
+  for (const auto& event : pending) {
+    try {
+      event->await();
+    } catch (const pjrt::Error& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  std::lock_guard<std::mutex> lock(q.mu);
+  if (!first_error.empty() && q.deferred_error.empty()) q.deferred_error = first_error;
+  raise_deferred(q);
+}
+
+bool device_idle(int device_index) {
+  DeviceQueue& q = queue(device_index);
+  std::lock_guard<std::mutex> lock(q.mu);
+  prune(q);
+  return q.in_flight.empty();
+}
+
+WorkMarker mark_device_work(int device_index) {
+  DeviceQueue& q = queue(device_index);
+  std::lock_guard<std::mutex> lock(q.mu);
+  prune(q);
+  return WorkMarker{std::vector<pjrt::EventPtr>(q.in_flight.begin(), q.in_flight.end())};
+}
+
+bool WorkMarker::is_done() const {
+  for (const auto& e : events) {
+    if (!e->is_ready()) return false;
+  }
+  return true;
+}
+
+void WorkMarker::wait() const {
+  for (const auto& e : events) {
+    try {
+      e->await();
+    } catch (const pjrt::Error& err) {
+      rethrow(err, "event wait");
+    }
+  }
+}
+
+pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
+                       int device_index, std::shared_ptr<void> keep_alive) {
+  auto& runtime = Runtime::get();
+  const auto& device = runtime.device(device_index);
+  pjrt::HostToDevice h2d;
+  try {
+    h2d = runtime.client().buffer_from_host(data, buffer_type_for(element), dims, device,
+                                            keep_alive ? pjrt::HostSemantics::kUntilTransferDone
+                                                       : pjrt::HostSemantics::kCopyDuringCall);
+  } catch (const pjrt::Error& e) {
+    rethrow(e, "host-to-device copy");
+  }
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  Metrics::get().h2d_transfers++;
+  Metrics::get().h2d_bytes += count * static_cast<int64_t>(hlo::byte_size(element));
+  if (h2d.done_with_host) {
+    if (keep_alive) {
+      // The host memory is released only once the plugin is done reading it.
+      h2d.done_with_host->on_ready([keep_alive](const std::string&) {});
+    } else {
+      h2d.done_with_host->await();
+    }
+  }
+  return h2d.buffer;
+}
+
+void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes) {
+  try {
+    buffer.to_host_async(dst, nbytes)->await();
+  } catch (const pjrt::Error& e) {
+    rethrow(e, "device-to-host copy");
+  }
+  Metrics::get().d2h_transfers++;
+  Metrics::get().d2h_bytes += static_cast<int64_t>(nbytes);
+}
+
+pjrt::BufferPtr make_zero_buffer(int device_index, hlo::ElementType element, int64_t count) {
+  const std::string key =
+      std::string("zeros:") + hlo::mlir_name(element) + ":" + std::to_string(count);
+  auto exe = ExecutableCache::get().get_or_compile(key, [&] {
+    hlo::Builder b;
+    b.set_results({b.zeros({element, {count}})});
+    return b.module_text();
+  });
+  return launch(*exe, {}, device_index).at(0);
+}
+
+}  // namespace torch_tpu

@@ -1,0 +1,48 @@
+// Launching executables and moving data, with per-device tracking of work in
+// flight.
+//
+// Launches return at once (Strict) or after completion (Debug). Every launch's
+// completion event is kept until it is known to have finished, so an error
+// inside an asynchronously launched program surfaces no later than the next
+// synchronize() or host read on that device.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hlo/types.h"
+#include "pjrt/buffer.h"
+#include "pjrt/executable.h"
+
+namespace torch_tpu {
+
+std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
+                                    const std::vector<pjrt::BufferPtr>& args, int device_index);
+
+// Blocks until all work launched on the device so far has finished; raises
+// the first asynchronous error, if any.
+void synchronize_device(int device_index);
+// True when nothing launched on the device is still running.
+bool device_idle(int device_index);
+
+// Snapshot of the device's in-flight work, for stream events.
+struct WorkMarker {
+  std::vector<pjrt::EventPtr> events;
+  bool is_done() const;
+  void wait() const;
+};
+WorkMarker mark_device_work(int device_index);
+
+// Host -> device: copies `bytes` of host data into a new flat buffer. When
+// `keep_alive` is non-null the copy may complete after return and
+// `keep_alive` is held until the host data has been consumed.
+pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
+                       int device_index, std::shared_ptr<void> keep_alive = nullptr);
+// Device -> host: blocks until `dst` holds the buffer's contents.
+void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes);
+
+// A flat buffer of `count` zeros.
+pjrt::BufferPtr make_zero_buffer(int device_index, hlo::ElementType element, int64_t count);
+
+}  // namespace torch_tpu

@@ -1,0 +1,317 @@
+#include "hlo/builder.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace torch_tpu::hlo {
+namespace {
+
+const char* compare_name(Compare c) {
+  switch (c) {
+    case Compare::kEQ:
+      return "EQ";
+    case Compare::kNE:
+      return "NE";
+    case Compare::kLT:
+      return "LT";
+    case Compare::kLE:
+      return "LE";
+    case Compare::kGT:
+      return "GT";
+    case Compare::kGE:
+      return "GE";
+  }
+  return "EQ";
+}
+
+const char* compare_type(ElementType t) {
+  if (is_float(t) || is_complex(t)) return "FLOAT";
+  if (is_signed_int(t)) return "SIGNED";
+  return "UNSIGNED";
+}
+
+}  // namespace
+
+std::string Builder::name(Value v) const {
+  if (v.id < 0 || static_cast<size_t>(v.id) >= value_types_.size()) {
+    throw std::logic_error("hlo::Builder: value from another builder");
+  }
+  return (is_param_[v.id] ? "%arg" : "%v") + std::to_string(value_index_[v.id]);
+}
+
+std::string Builder::operand_list(const std::vector<Value>& operands) const {
+  std::string s;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (i) s += ", ";
+    s += name(operands[i]);
+  }
+  return s;
+}
+
+std::string Builder::type_list(const std::vector<Value>& values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ", ";
+    s += values[i].type.str();
+  }
+  return s;
+}
+
+Value Builder::parameter(const TensorType& type) {
+  Value v{static_cast<int>(value_types_.size()), type};
+  is_param_.push_back(true);
+  value_index_.push_back(static_cast<int>(params_.size()));
+  value_types_.push_back(type);
+  params_.push_back(type);
+  return v;
+}
+
+Value Builder::emit(const std::string& line, const TensorType& type) {
+  Value v{static_cast<int>(value_types_.size()), type};
+  is_param_.push_back(false);
+  value_index_.push_back(num_ops_);
+  value_types_.push_back(type);
+  lines_.push_back("%v" + std::to_string(num_ops_) + " = " + line);
+  ++num_ops_;
+  return v;
+}
+
+Value Builder::op(const std::string& op_name, const std::vector<Value>& operands,
+                  const TensorType& result, const std::string& attributes) {
+  std::string line = "\"" + op_name + "\"(" + operand_list(operands) + ")";
+  if (!attributes.empty()) line += " {" + attributes + "}";
+  line += " : (" + type_list(operands) + ") -> " + result.str();
+  return emit(line, result);
+}
+
+Value Builder::constant(ElementType type, double value) {
+  if (!is_float(type) && !is_complex(type)) {
+    return constant_int(type, static_cast<int64_t>(value));
+  }
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  char hex[32];
+  std::snprintf(hex, sizeof(hex), "0x%016" PRIX64, bits);
+  TensorType f64{ElementType::kF64, {}};
+  Value c = emit("\"stablehlo.constant\"() {value = dense<" + std::string(hex) +
+                     "> : tensor<f64>} : () -> tensor<f64>",
+                 f64);
+  return type == ElementType::kF64 ? c : convert(c, type);
+}
+
+Value Builder::constant_int(ElementType type, int64_t value) {
+  TensorType t{type, {}};
+  std::string literal;
+  if (type == ElementType::kPred) {
+    literal = value ? "true" : "false";
+  } else if (is_float(type) || is_complex(type)) {
+    return constant(type, static_cast<double>(value));
+  } else if (is_unsigned_int(type)) {
+    literal = std::to_string(static_cast<uint64_t>(value));
+  } else {
+    literal = std::to_string(value);
+  }
+  return emit("\"stablehlo.constant\"() {value = dense<" + literal + "> : " + t.str() +
+                  "} : () -> " + t.str(),
+              t);
+}
+
+Value Builder::zeros(const TensorType& type) {
+  return splat(constant_int(type.element, 0), type.dims);
+}
+
+Value Builder::iota(const TensorType& type, int64_t dimension) {
+  return emit("\"stablehlo.iota\"() {iota_dimension = " + std::to_string(dimension) +
+                  " : i64} : () -> " + type.str(),
+              type);
+}
+
+Value Builder::convert(Value x, ElementType to) {
+  if (x.type.element == to) return x;
+  return op("stablehlo.convert", {x}, TensorType{to, x.type.dims});
+}
+
+Value Builder::bitcast_convert(Value x, const TensorType& to) {
+  if (x.type == to) return x;
+  return op("stablehlo.bitcast_convert", {x}, to);
+}
+
+Value Builder::reshape(Value x, const std::vector<int64_t>& dims) {
+  if (x.type.dims == dims) return x;
+  return op("stablehlo.reshape", {x}, TensorType{x.type.element, dims});
+}
+
+Value Builder::broadcast_in_dim(Value x, const std::vector<int64_t>& dims,
+                                const std::vector<int64_t>& bdims) {
+  return op("stablehlo.broadcast_in_dim", {x}, TensorType{x.type.element, dims},
+            "broadcast_dimensions = " + i64_array(bdims));
+}
+
+Value Builder::splat(Value scalar, const std::vector<int64_t>& dims) {
+  if (dims.empty() && scalar.type.dims.empty()) return scalar;
+  return broadcast_in_dim(scalar, dims, {});
+}
+
+Value Builder::transpose(Value x, const std::vector<int64_t>& perm) {
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == int64_t(i);
+  if (identity) return x;
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(x.type.dims[p]);
+  return op("stablehlo.transpose", {x}, TensorType{x.type.element, dims},
+            "permutation = " + i64_array(perm));
+}
+
+Value Builder::slice(Value x, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
+                     const std::vector<int64_t>& strides) {
+  std::vector<int64_t> dims;
+  bool identity = true;
+  for (size_t i = 0; i < start.size(); ++i) {
+    int64_t n = limit[i] > start[i] ? (limit[i] - start[i] + strides[i] - 1) / strides[i] : 0;
+    dims.push_back(n);
+    identity &= start[i] == 0 && limit[i] == x.type.dims[i] && strides[i] == 1;
+  }
+  if (identity) return x;
+  return op("stablehlo.slice", {x}, TensorType{x.type.element, dims},
+            "start_indices = " + i64_array(start) + ", limit_indices = " + i64_array(limit) +
+                ", strides = " + i64_array(strides));
+}
+
+Value Builder::pad(Value x, Value pad_value, const std::vector<int64_t>& low,
+                   const std::vector<int64_t>& high) {
+  std::vector<int64_t> dims = x.type.dims;
+  std::vector<int64_t> interior(dims.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i) dims[i] += low[i] + high[i];
+  return op("stablehlo.pad", {x, pad_value}, TensorType{x.type.element, dims},
+            "edge_padding_low = " + i64_array(low) + ", edge_padding_high = " + i64_array(high) +
+                ", interior_padding = " + i64_array(interior));
+}
+
+Value Builder::concatenate(const std::vector<Value>& xs, int64_t dimension) {
+  if (xs.size() == 1) return xs[0];
+  TensorType result = xs.at(0).type;
+  result.dims[dimension] = 0;
+  for (const Value& x : xs) result.dims[dimension] += x.type.dims[dimension];
+  return op("stablehlo.concatenate", xs, result,
+            "dimension = " + std::to_string(dimension) + " : i64");
+}
+
+Value Builder::dynamic_update_slice(Value x, Value update, const std::vector<int64_t>& start) {
+  std::vector<Value> operands{x, update};
+  for (int64_t s : start) operands.push_back(constant_int(ElementType::kS64, s));
+  return op("stablehlo.dynamic_update_slice", operands, x.type);
+}
+
+Value Builder::gather_1d(Value x, Value indices) {
+  std::vector<int64_t> idx_dims = indices.type.dims;
+  TensorType result{x.type.element, idx_dims};
+  return op("stablehlo.gather", {x, indices}, result,
+            "dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], "
+            "start_index_map = [0], index_vector_dim = " +
+                std::to_string(idx_dims.size()) +
+                ">, indices_are_sorted = false, slice_sizes = array<i64: 1>");
+}
+
+Value Builder::scatter_1d(Value x, Value indices, Value updates) {
+  // The update computation keeps the new value ("replace" semantics).
+  TensorType scalar{x.type.element, {}};
+  std::string region = " ({\n    ^bb0(%lhs: " + scalar.str() + ", %rhs: " + scalar.str() +
+                       "):\n      \"stablehlo.return\"(%rhs) : (" + scalar.str() +
+                       ") -> ()\n    })";
+  std::string line = "\"stablehlo.scatter\"(" + operand_list({x, indices, updates}) + ")" + region +
+                     " {indices_are_sorted = false, scatter_dimension_numbers = "
+                     "#stablehlo.scatter<inserted_window_dims = [0], "
+                     "scatter_dims_to_operand_dims = [0], index_vector_dim = " +
+                     std::to_string(indices.type.rank()) + ">, unique_indices = false} : (" +
+                     type_list({x, indices, updates}) + ") -> " + x.type.str();
+  return emit(line, x.type);
+}
+
+Value Builder::reduce(Value x, Value init, const std::vector<int64_t>& dims, const char* body) {
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < x.type.dims.size(); ++i) {
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) == dims.end()) {
+      kept.push_back(x.type.dims[i]);
+    }
+  }
+  TensorType result{x.type.element, kept};
+  TensorType scalar{x.type.element, {}};
+  std::string region = " ({\n    ^bb0(%lhs: " + scalar.str() + ", %rhs: " + scalar.str() +
+                       "):\n      %r = \"stablehlo." + body + "\"(%lhs, %rhs) : (" + scalar.str() +
+                       ", " + scalar.str() + ") -> " + scalar.str() +
+                       "\n      \"stablehlo.return\"(%r) : (" + scalar.str() + ") -> ()\n    })";
+  std::string line = "\"stablehlo.reduce\"(" + operand_list({x, init}) + ")" + region +
+                     " {dimensions = " + i64_array(dims) + "} : (" + type_list({x, init}) +
+                     ") -> " + result.str();
+  return emit(line, result);
+}
+
+Value Builder::dot_general(Value a, Value b, const std::vector<int64_t>& batch_a,
+                           const std::vector<int64_t>& batch_b,
+                           const std::vector<int64_t>& contract_a,
+                           const std::vector<int64_t>& contract_b, ElementType result) {
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  std::vector<int64_t> dims;
+  for (int64_t d : batch_a) dims.push_back(a.type.dims[d]);
+  for (size_t d = 0; d < a.type.dims.size(); ++d) {
+    if (!contains(batch_a, d) && !contains(contract_a, d)) dims.push_back(a.type.dims[d]);
+  }
+  for (size_t d = 0; d < b.type.dims.size(); ++d) {
+    if (!contains(batch_b, d) && !contains(contract_b, d)) dims.push_back(b.type.dims[d]);
+  }
+  std::string numbers;
+  auto field = [&](const char* name, const std::vector<int64_t>& v) {
+    if (v.empty()) return;
+    if (!numbers.empty()) numbers += ", ";
+    numbers += std::string(name) + " = " + bracket_list(v);
+  };
+  field("lhs_batching_dimensions", batch_a);
+  field("rhs_batching_dimensions", batch_b);
+  field("lhs_contracting_dimensions", contract_a);
+  field("rhs_contracting_dimensions", contract_b);
+  return op("stablehlo.dot_general", {a, b}, TensorType{result, dims},
+            "dot_dimension_numbers = #stablehlo.dot<" + numbers +
+                ">, precision_config = [#stablehlo<precision HIGHEST>, "
+                "#stablehlo<precision HIGHEST>]");
+}
+
+Value Builder::binary(const char* op_name, Value a, Value b) {
+  return op(std::string("stablehlo.") + op_name, {a, b}, a.type);
+}
+
+Value Builder::unary(const char* op_name, Value a) {
+  return op(std::string("stablehlo.") + op_name, {a}, a.type);
+}
+
+Value Builder::compare(Compare direction, Value a, Value b) {
+  return op("stablehlo.compare", {a, b}, TensorType{ElementType::kPred, a.type.dims},
+            std::string("comparison_direction = #stablehlo<comparison_direction ") +
+                compare_name(direction) + ">, compare_type = #stablehlo<comparison_type " +
+                compare_type(a.type.element) + ">");
+}
+
+Value Builder::select(Value pred, Value on_true, Value on_false) {
+  return op("stablehlo.select", {pred, on_true, on_false}, on_true.type);
+}
+
+void Builder::set_results(const std::vector<Value>& results) { results_ = results; }
+
+std::string Builder::module_text() const {
+  std::string s = "module @torch_tpu {\n  func.func public @main(";
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (i) s += ", ";
+    s += "%arg" + std::to_string(i) + ": " + params_[i].str();
+  }
+  s += ") -> (" + type_list(results_) + ") {\n";
+  for (const auto& line : lines_) s += "    " + line + "\n";
+  s += "    \"func.return\"(" + operand_list(results_) + ") : (" + type_list(results_) +
+       ") -> ()\n  }\n}\n";
+  return s;
+}
+
+}  // namespace torch_tpu::hlo

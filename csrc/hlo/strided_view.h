@@ -1,0 +1,42 @@
+// Reading and writing a strided view of a flat buffer, in StableHLO.
+//
+// A device storage is one flat (rank-1) PJRT buffer. A tensor is a view of it
+// (element type, sizes, strides, offset). Reads lower to slice / reshape /
+// transpose / broadcast where the strides allow, and to a gather otherwise;
+// writes produce a new flat buffer through dynamic_update_slice or scatter.
+// This is what keeps views and in-place mutation exact with immutable buffers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::hlo {
+
+struct StridedView {
+  ElementType element;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // in elements of `element`
+  int64_t offset = 0;            // in elements of `element`
+
+  int64_t numel() const;
+  bool is_contiguous() const;
+  // Compact text that identifies the view, for executable cache keys.
+  std::string key() const;
+};
+
+// `base` is the flat storage buffer (any element type; reinterpreted as
+// view.element when the types differ). Returns a value of shape view.sizes.
+Value read_view(Builder& b, Value base, const StridedView& view);
+
+// Returns a new flat storage buffer equal to `base` with `value` (shape
+// view.sizes, element view.element) written through the view.
+Value write_view(Builder& b, Value base, const StridedView& view, Value value);
+
+// Reinterprets a flat buffer as a flat buffer of another element type (same
+// total bytes; the byte count must divide evenly).
+Value bitcast_flat(Builder& b, Value flat, ElementType to);
+
+}  // namespace torch_tpu::hlo

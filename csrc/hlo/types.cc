@@ -1,0 +1,112 @@
+#include "hlo/types.h"
+
+namespace torch_tpu::hlo {
+
+const char* mlir_name(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+      return "i1";
+    case ElementType::kS8:
+      return "i8";
+    case ElementType::kS16:
+      return "i16";
+    case ElementType::kS32:
+      return "i32";
+    case ElementType::kS64:
+      return "i64";
+    case ElementType::kU8:
+      return "ui8";
+    case ElementType::kU16:
+      return "ui16";
+    case ElementType::kU32:
+      return "ui32";
+    case ElementType::kU64:
+      return "ui64";
+    case ElementType::kF16:
+      return "f16";
+    case ElementType::kBF16:
+      return "bf16";
+    case ElementType::kF32:
+      return "f32";
+    case ElementType::kF64:
+      return "f64";
+    case ElementType::kC64:
+      return "complex<f32>";
+    case ElementType::kC128:
+      return "complex<f64>";
+  }
+  return "?";
+}
+
+size_t byte_size(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+    case ElementType::kS8:
+    case ElementType::kU8:
+      return 1;
+    case ElementType::kS16:
+    case ElementType::kU16:
+    case ElementType::kF16:
+    case ElementType::kBF16:
+      return 2;
+    case ElementType::kS32:
+    case ElementType::kU32:
+    case ElementType::kF32:
+      return 4;
+    case ElementType::kS64:
+    case ElementType::kU64:
+    case ElementType::kF64:
+    case ElementType::kC64:
+      return 8;
+    case ElementType::kC128:
+      return 16;
+  }
+  return 0;
+}
+
+bool is_float(ElementType t) {
+  return t == ElementType::kF16 || t == ElementType::kBF16 || t == ElementType::kF32 ||
+         t == ElementType::kF64;
+}
+bool is_complex(ElementType t) { return t == ElementType::kC64 || t == ElementType::kC128; }
+bool is_signed_int(ElementType t) {
+  return t == ElementType::kS8 || t == ElementType::kS16 || t == ElementType::kS32 ||
+         t == ElementType::kS64;
+}
+bool is_unsigned_int(ElementType t) {
+  return t == ElementType::kU8 || t == ElementType::kU16 || t == ElementType::kU32 ||
+         t == ElementType::kU64;
+}
+
+int64_t TensorType::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string TensorType::str() const {
+  std::string s = "tensor<";
+  for (int64_t d : dims) s += std::to_string(d) + "x";
+  s += mlir_name(element);
+  s += ">";
+  return s;
+}
+
+std::string i64_array(const std::vector<int64_t>& values) {
+  std::string s = "array<i64";
+  for (size_t i = 0; i < values.size(); ++i) {
+    s += (i == 0 ? ": " : ", ") + std::to_string(values[i]);
+  }
+  return s + ">";
+}
+
+std::string bracket_list(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(values[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace torch_tpu::hlo

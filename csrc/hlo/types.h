@@ -1,0 +1,54 @@
+// StableHLO element and tensor types, and their MLIR spelling.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch_tpu::hlo {
+
+enum class ElementType {
+  kPred,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kC64,
+  kC128,
+};
+
+const char* mlir_name(ElementType type);  // "f32", "ui8", "i1", ...
+size_t byte_size(ElementType type);
+bool is_float(ElementType type);
+bool is_complex(ElementType type);
+bool is_signed_int(ElementType type);
+bool is_unsigned_int(ElementType type);  // pred excluded
+
+struct TensorType {
+  ElementType element;
+  std::vector<int64_t> dims;
+
+  int64_t numel() const;
+  size_t rank() const { return dims.size(); }
+  std::string str() const;  // "tensor<2x3xf32>"
+  bool operator==(const TensorType& other) const {
+    return element == other.element && dims == other.dims;
+  }
+  bool operator!=(const TensorType& other) const { return !(*this == other); }
+};
+
+// "array<i64: 1, 2>"
+std::string i64_array(const std::vector<int64_t>& values);
+// "[1, 2]"
+std::string bracket_list(const std::vector<int64_t>& values);
+
+}  // namespace torch_tpu::hlo

@@ -1,0 +1,129 @@
+// copy_ in every direction (cpu<->tpu, tpu<->tpu), item().
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/ops/empty.h>
+
+#include "core/allocator.h"
+#include "core/dtype_map.h"
+#include "exec/launcher.h"
+#include "ops/kernels.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+bool is_tpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// True when `t` is exactly its storage's buffer: contiguous from offset 0,
+// covering every byte, with the storage holding elements of t's dtype.
+bool is_whole_storage(const at::Tensor& t) {
+  DeviceStorage* s = storage_of(t.storage());
+  return s != nullptr && t.storage_offset() == 0 && t.is_contiguous() &&
+         static_cast<size_t>(t.numel()) * t.element_size() == s->nbytes() && !s->is_empty() &&
+         s->element() == element_type_for(t.scalar_type(), "copy_");
+}
+
+// Host -> device. `src` is a CPU tensor already broadcast to dst's shape.
+void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
+  at::Tensor host = src.to(dst.scalar_type()).resolve_conj().resolve_neg().contiguous();
+  const hlo::ElementType type = element_type_for(dst.scalar_type(), "copy_");
+  const int device = dst.device().index();
+  // A non-blocking copy keeps the host tensor alive until the plugin has read
+  // it; a blocking one copies before returning.
+  std::shared_ptr<void> keep_alive;
+  if (non_blocking) keep_alive = std::make_shared<at::Tensor>(host);
+  pjrt::BufferPtr buffer =
+      upload(host.data_ptr(), type, {host.numel()}, device, std::move(keep_alive));
+  DeviceStorage* storage = storage_of(dst.storage());
+  if (dst.storage_offset() == 0 && dst.is_contiguous() &&
+      static_cast<size_t>(dst.numel()) * dst.element_size() == storage->nbytes()) {
+    storage->set_buffer(std::move(buffer), type);
+    return;
+  }
+  // Partial or strided destination: stage in a fresh tensor, then write
+  // through dst's view on the device.
+  at::Tensor staged = at::empty(dst.sizes(), dst.options());
+  storage_of(staged.storage())->set_buffer(std::move(buffer), type);
+  copy_on_device(dst, staged, "copy_");
+}
+
+// Device -> host. `dst` is a CPU tensor of src's shape.
+void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
+  at::Tensor dense = is_whole_storage(src) ? src : compact(src);
+  DeviceStorage* storage = storage_of(dense.storage());
+  pjrt::BufferPtr buffer = storage->buffer(element_type_for(dense.scalar_type(), "copy_"));
+  const size_t nbytes = static_cast<size_t>(dense.numel()) * dense.element_size();
+  if (dst.is_contiguous() && dst.scalar_type() == src.scalar_type() && !dst.is_conj() &&
+      !dst.is_neg()) {
+    download(*buffer, dst.data_ptr(), nbytes);
+    return;
+  }
+  at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
+  download(*buffer, host.data_ptr(), nbytes);
+  dst.copy_(host);
+}
+
+}  // namespace
+
+at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  TORCH_CHECK(self.defined(), "copy_: self is undefined");
+  TORCH_CHECK(src.defined(), "copy_: src is undefined");
+  // PyTorch's own broadcast check and message ("The size of tensor a ...").
+  const auto shape = at::infer_size(self.sizes(), src.sizes());
+  TORCH_CHECK(shape == self.sizes(), "output with shape ", self.sizes(),
+              " doesn't match the broadcast shape ", shape);
+  if (self.numel() == 0) return self;
+  if (self.is_same(src)) return self;
+  // The same memory-overlap rules as CPU/CUDA copy_ (TensorIterator's).
+  at::assert_no_internal_overlap(self);
+  at::assert_no_partial_overlap(self, src);
+  if (is_tpu(self) && is_tpu(src)) {
+    if (self.device() == src.device()) {
+      if (self.is_same(src)) return self;
+      copy_on_device(self, src, "copy_");
+    } else {
+      // Across tpu devices: through the host for now.
+      at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
+      copy_device_to_host(host, src);
+      copy_host_to_device(self, host.expand(self.sizes()), false);
+    }
+  } else if (is_tpu(self)) {
+    TORCH_CHECK(src.device().type() == c10::kCPU, "copy_: cannot copy from ", src.device(), " to ",
+                self.device());
+    copy_host_to_device(self, src.expand(self.sizes()), non_blocking);
+  } else {
+    TORCH_CHECK(self.device().type() == c10::kCPU, "copy_: cannot copy from ", src.device(), " to ",
+                self.device());
+    if (src.sizes() == self.sizes()) {
+      copy_device_to_host(self, src);
+    } else {
+      at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
+      copy_device_to_host(host, src);
+      self.copy_(host);
+    }
+  }
+  return self;
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  at::Tensor out = dst;
+  copy_(out, self, non_blocking);
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  at::Tensor out = dst;
+  copy_(out, self, false);
+  return dst;
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+  copy_device_to_host(host, self.reshape({}));
+  return host.item();
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,744 @@
+#include "ops/elementwise.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <ATen/ops/empty.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "core/dtype_map.h"
+#include "ops/broadcast.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::ElementType;
+using hlo::Value;
+
+// How an op's result dtype follows from the promoted operand dtype.
+enum class ResultDtype {
+  kPromoted,  // add, mul, maximum, abs, ...
+  kFloat,     // sqrt, exp, div: integers and bool compute in the default float
+  kBool,      // comparisons and logical ops
+  kSelf,      // masked_fill: the dtype of `self`
+};
+
+// The operands of one call, by schema argument name, each converted to the
+// compute type (except masks and conditions) and broadcast to the output
+// shape; plus the static attributes (strings, bools, ints) of the call.
+struct Inputs {
+  std::map<std::string, Value> values;
+  std::map<std::string, std::string> attrs;
+  ElementType compute;
+  std::vector<int64_t> shape;
+
+  bool has(const std::string& name) const { return values.count(name) > 0; }
+  Value operator[](const std::string& name) const {
+    auto it = values.find(name);
+    TORCH_CHECK(it != values.end(), "elementwise lowering: missing operand ", name);
+    return it->second;
+  }
+  std::string attr(const std::string& name, const std::string& fallback = "") const {
+    auto it = attrs.find(name);
+    return it == attrs.end() ? fallback : it->second;
+  }
+};
+
+using LowerFn = std::function<Value(Builder&, const Inputs&)>;
+
+struct ElementwiseDef {
+  ResultDtype result;
+  LowerFn lower;
+  // Operands that take part in type promotion; empty means all of them.
+  std::vector<std::string> promote = {};
+};
+
+// Operands that keep their own dtype (boolean masks and conditions).
+bool keeps_own_type(const std::string& name) { return name == "condition" || name == "mask"; }
+
+Value scalar_like(Builder& b, const Inputs& in, double v) {
+  return b.splat(b.constant(in.compute, v), in.shape);
+}
+
+Value to_bool(Builder& b, Value v) {
+  if (v.type.element == ElementType::kPred) return v;
+  return b.compare(hlo::Compare::kNE, v, b.zeros(v.type));
+}
+
+LowerFn unary(const char* op) {
+  return [op](Builder& b, const Inputs& in) { return b.unary(op, in["self"]); };
+}
+LowerFn chlo(const char* op) {
+  return [op](Builder& b, const Inputs& in) {
+    return b.op(std::string("chlo.") + op, {in["self"]}, in["self"].type);
+  };
+}
+LowerFn binary(const char* op, const char* rhs = "other") {
+  return [op, rhs](Builder& b, const Inputs& in) { return b.binary(op, in["self"], in[rhs]); };
+}
+LowerFn compare(hlo::Compare direction) {
+  return [direction](Builder& b, const Inputs& in) {
+    return b.compare(direction, in["self"], in["other"]);
+  };
+}
+// Integer rounding ops are the identity.
+LowerFn rounding(const char* op) {
+  return [op](Builder& b, const Inputs& in) {
+    return hlo::is_float(in.compute) ? b.unary(op, in["self"]) : in["self"];
+  };
+}
+LowerFn logical(const char* op) {
+  return [op](Builder& b, const Inputs& in) {
+    return b.binary(op, to_bool(b, in["self"]), to_bool(b, in["other"]));
+  };
+}
+// x * c for a compile-time constant c.
+Value scale(Builder& b, const Inputs& in, Value x, double c) {
+  return b.binary("multiply", x, scalar_like(b, in, c));
+}
+// a + alpha * b (alpha is present only when it is not 1).
+LowerFn add_like(const char* op) {
+  return [op](Builder& b, const Inputs& in) {
+    Value rhs = in.has("alpha") ? b.binary("multiply", in["other"], in["alpha"]) : in["other"];
+    return b.binary(op, in["self"], rhs);
+  };
+}
+
+Value floor_div(Builder& b, const Inputs& in, Value x, Value y) {
+  if (hlo::is_float(in.compute)) return b.unary("floor", b.binary("divide", x, y));
+  // Integer division rounding toward negative infinity.
+  Value q = b.binary("divide", x, y);
+  Value r = b.binary("remainder", x, y);
+  Value zero = b.zeros(q.type);
+  Value adjust = b.binary("and", b.compare(hlo::Compare::kNE, r, zero),
+                          b.compare(hlo::Compare::kNE, b.compare(hlo::Compare::kLT, r, zero),
+                                    b.compare(hlo::Compare::kLT, y, zero)));
+  return b.select(adjust, b.binary("subtract", q, b.splat(b.constant_int(in.compute, 1), in.shape)),
+                  q);
+}
+
+Value python_remainder(Builder& b, Value x, Value y) {
+  Value r = b.binary("remainder", x, y);
+  Value zero = b.zeros(r.type);
+  Value fix = b.binary("and", b.compare(hlo::Compare::kNE, r, zero),
+                       b.compare(hlo::Compare::kNE, b.compare(hlo::Compare::kLT, r, zero),
+                                 b.compare(hlo::Compare::kLT, y, zero)));
+  return b.select(fix, b.binary("add", r, y), r);
+}
+
+Value erf(Builder& b, Value x) { return b.op("chlo.erf", {x}, x.type); }
+
+Value gelu(Builder& b, const Inputs& in, Value x) {
+  if (in.attr("approximate", "none") == "tanh") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 = b.binary("multiply", b.binary("multiply", x, x), x);
+    Value inner = scale(b, in, b.binary("add", x, scale(b, in, x3, 0.044715)), 0.7978845608028654);
+    return scale(
+        b, in,
+        b.binary("multiply", x, b.binary("add", scalar_like(b, in, 1), b.unary("tanh", inner))),
+        0.5);
+  }
+  Value cdf = scale(
+      b, in, b.binary("add", scalar_like(b, in, 1), erf(b, scale(b, in, x, 0.7071067811865476))),
+      0.5);
+  return b.binary("multiply", x, cdf);
+}
+
+Value gelu_grad(Builder& b, const Inputs& in, Value x) {
+  if (in.attr("approximate", "none") == "tanh") {
+    const double k = 0.7978845608028654, c = 0.044715;
+    Value x2 = b.binary("multiply", x, x);
+    Value inner = scale(b, in, b.binary("add", x, scale(b, in, b.binary("multiply", x2, x), c)), k);
+    Value t = b.unary("tanh", inner);
+    Value one = scalar_like(b, in, 1);
+    Value left = scale(b, in, b.binary("add", one, t), 0.5);
+    Value sech2 = b.binary("subtract", one, b.binary("multiply", t, t));
+    Value dinner = scale(b, in, b.binary("add", one, scale(b, in, x2, 3 * c)), k);
+    Value right = scale(b, in, b.binary("multiply", x, b.binary("multiply", sech2, dinner)), 0.5);
+    return b.binary("add", left, right);
+  }
+  Value cdf = scale(
+      b, in, b.binary("add", scalar_like(b, in, 1), erf(b, scale(b, in, x, 0.7071067811865476))),
+      0.5);
+  Value pdf = scale(b, in, b.unary("exponential", scale(b, in, b.binary("multiply", x, x), -0.5)),
+                    0.3989422804014327);
+  return b.binary("add", cdf, b.binary("multiply", x, pdf));
+}
+
+Value softplus(Builder& b, const Inputs& in, Value x) {
+  // log1p(exp(beta x)) / beta, linear above threshold (beta, threshold are runtime scalars)
+  Value bx = b.binary("multiply", x, in["beta"]);
+  Value soft = b.binary("divide", b.unary("log_plus_one", b.unary("exponential", bx)), in["beta"]);
+  return b.select(b.compare(hlo::Compare::kGT, bx, in["threshold"]), x, soft);
+}
+
+Value clamp_value(Builder& b, const Inputs& in, Value x) {
+  // NaN in x propagates (maximum/minimum propagate NaN); min wins over max.
+  if (in.has("min")) x = b.binary("maximum", x, in["min"]);
+  if (in.has("max")) x = b.binary("minimum", x, in["max"]);
+  return x;
+}
+
+const std::unordered_map<std::string, ElementwiseDef>& table() {
+  using R = ResultDtype;
+  using C = hlo::Compare;
+  static const auto* defs = new std::unordered_map<std::string, ElementwiseDef>{
+      // Unary, dtype-preserving.
+      {"abs", {R::kPromoted, unary("abs")}},
+      {"neg", {R::kPromoted, unary("negate")}},
+      {"sign", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         if (in.compute == ElementType::kPred) return in["self"];
+         return b.unary("sign", in["self"]); }}},
+      {"ceil", {R::kPromoted, rounding("ceil")}},
+      {"floor", {R::kPromoted, rounding("floor")}},
+      {"round", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         if (!hlo::is_float(in.compute)) return in["self"];
+         const std::string d = in.attr("decimals", "0");
+         if (d == "0") return b.unary("round_nearest_even", in["self"]);
+         // ATen's formula: multiply then divide for decimals > 0, the other
+         // way round for decimals < 0, so values like 1200 stay exact.
+         const int decimals = std::stoi(d);
+         const double ten = std::pow(10.0, std::abs(decimals));
+         Value x = in["self"];
+         if (decimals > 0) {
+           return b.binary("divide", b.unary("round_nearest_even", scale(b, in, x, ten)), scalar_like(b, in, ten));
+         }
+         Value q = b.binary("divide", x, scalar_like(b, in, ten));
+         return scale(b, in, b.unary("round_nearest_even", q), ten); }}},
+      {"trunc", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         if (!hlo::is_float(in.compute)) return in["self"];
+         Value x = in["self"];
+         return b.select(b.compare(C::kLT, x, b.zeros(x.type)), b.unary("ceil", x), b.unary("floor", x)); }}},
+      {"frac", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         Value t = b.select(b.compare(C::kLT, x, b.zeros(x.type)), b.unary("ceil", x), b.unary("floor", x));
+         return b.binary("subtract", x, t); }}},
+      {"bitwise_not", {R::kPromoted, unary("not")}},
+      {"relu", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.binary("maximum", in["self"], b.zeros(in["self"].type)); }}},
+      {"isnan", {R::kBool, [](Builder& b, const Inputs& in) {
+         return b.compare(C::kNE, in["self"], in["self"]); }}},
+      {"logical_not", {R::kBool, [](Builder& b, const Inputs& in) {
+         return b.unary("not", to_bool(b, in["self"])); }}},
+      // Unary, floating result.
+      {"sqrt", {R::kFloat, unary("sqrt")}},
+      {"rsqrt", {R::kFloat, unary("rsqrt")}},
+      {"exp", {R::kFloat, unary("exponential")}},
+      {"exp2", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return b.binary("power", scalar_like(b, in, 2.0), in["self"]); }}},
+      {"expm1", {R::kFloat, unary("exponential_minus_one")}},
+      {"log", {R::kFloat, unary("log")}},
+      {"log2", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return scale(b, in, b.unary("log", in["self"]), 1.4426950408889634); }}},
+      {"log10", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return scale(b, in, b.unary("log", in["self"]), 0.4342944819032518); }}},
+      {"log1p", {R::kFloat, unary("log_plus_one")}},
+      {"reciprocal", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return b.binary("divide", scalar_like(b, in, 1.0), in["self"]); }}},
+      {"sin", {R::kFloat, unary("sine")}},
+      {"cos", {R::kFloat, unary("cosine")}},
+      {"tan", {R::kFloat, unary("tan")}},
+      {"asin", {R::kFloat, chlo("asin")}},
+      {"acos", {R::kFloat, chlo("acos")}},
+      {"atan", {R::kFloat, chlo("atan")}},
+      {"sinh", {R::kFloat, chlo("sinh")}},
+      {"cosh", {R::kFloat, chlo("cosh")}},
+      {"asinh", {R::kFloat, chlo("asinh")}},
+      {"acosh", {R::kFloat, chlo("acosh")}},
+      {"atanh", {R::kFloat, chlo("atanh")}},
+      {"tanh", {R::kFloat, unary("tanh")}},
+      {"sigmoid", {R::kFloat, unary("logistic")}},
+      {"erf", {R::kFloat, chlo("erf")}},
+      {"erfinv", {R::kFloat, chlo("erf_inv")}},
+      {"logit", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         if (in.has("eps")) x = b.binary("minimum", b.binary("maximum", x, in["eps"]),
+                                          b.binary("subtract", scalar_like(b, in, 1), in["eps"]));
+         return b.unary("log", b.binary("divide", x, b.binary("subtract", scalar_like(b, in, 1), x))); }}},
+      // Activations and their backward ops.
+      {"gelu", {R::kFloat, [](Builder& b, const Inputs& in) { return gelu(b, in, in["self"]); }}},
+      {"gelu_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return b.binary("multiply", in["grad_output"], gelu_grad(b, in, in["self"])); }}},
+      {"silu", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return b.binary("multiply", in["self"], b.unary("logistic", in["self"])); }}},
+      {"silu_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value s = b.unary("logistic", in["self"]);
+         Value one = scalar_like(b, in, 1);
+         Value d = b.binary("multiply", s, b.binary("add", one, b.binary("multiply", in["self"], b.binary("subtract", one, s))));
+         return b.binary("multiply", in["grad_output"], d); }}},
+      {"mish", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value sp = b.unary("log_plus_one", b.unary("exponential", in["self"]));
+         return b.binary("multiply", in["self"], b.unary("tanh", sp)); }}},
+      {"sigmoid_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value y = in["output"];
+         return b.binary("multiply", in["grad_output"], b.binary("multiply", y, b.binary("subtract", scalar_like(b, in, 1), y))); }}},
+      {"tanh_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value y = in["output"];
+         return b.binary("multiply", in["grad_output"], b.binary("subtract", scalar_like(b, in, 1), b.binary("multiply", y, y))); }}},
+      {"threshold_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"];
+         return b.select(b.compare(C::kLE, in["self"], in["threshold"]), b.zeros(g.type), g); },
+       {"grad_output", "self"}}},
+      {"leaky_relu", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         return b.select(b.compare(C::kGT, x, b.zeros(x.type)), x, b.binary("multiply", x, in["negative_slope"])); },
+       {"self"}}},
+      {"leaky_relu_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"];
+         return b.select(b.compare(C::kGT, in["self"], b.zeros(g.type)), g, b.binary("multiply", g, in["negative_slope"])); },
+       {"grad_output", "self"}}},
+      {"elu", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         Value neg = b.binary("multiply", in["alpha"], b.unary("exponential_minus_one", b.binary("multiply", x, in["input_scale"])));
+         return b.binary("multiply", in["scale"], b.select(b.compare(C::kGT, x, b.zeros(x.type)), x, neg)); },
+       {"self"}}},
+      {"hardtanh", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.binary("minimum", b.binary("maximum", in["self"], in["min_val"]), in["max_val"]); },
+       {"self"}}},
+      {"hardtanh_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"], x = in["self"];
+         Value inside = b.binary("and", b.compare(C::kGT, x, in["min_val"]), b.compare(C::kLT, x, in["max_val"]));
+         return b.select(inside, g, b.zeros(g.type)); },
+       {"grad_output", "self"}}},
+      {"hardsigmoid", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value r = scale(b, in, b.binary("add", in["self"], scalar_like(b, in, 3)), 1.0 / 6.0);
+         return b.binary("minimum", b.binary("maximum", r, scalar_like(b, in, 0)), scalar_like(b, in, 1)); }}},
+      {"hardswish", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value r = b.binary("minimum", b.binary("maximum", b.binary("add", in["self"], scalar_like(b, in, 3)), scalar_like(b, in, 0)), scalar_like(b, in, 6));
+         return scale(b, in, b.binary("multiply", in["self"], r), 1.0 / 6.0); }}},
+      {"softplus", {R::kFloat, [](Builder& b, const Inputs& in) { return softplus(b, in, in["self"]); },
+       {"self"}}},
+      // Binary arithmetic.
+      {"add", {R::kPromoted, add_like("add"), {"self", "other"}}},
+      {"sub", {R::kPromoted, add_like("subtract"), {"self", "other"}}},
+      {"mul", {R::kPromoted, binary("multiply")}},
+      {"div", {R::kFloat, [](Builder& b, const Inputs& in) {
+         const std::string mode = in.attr("rounding_mode");
+         if (mode == "trunc") {
+           if (!hlo::is_float(in.compute)) return b.binary("divide", in["self"], in["other"]);
+           Value q = b.binary("divide", in["self"], in["other"]);
+           return b.select(b.compare(C::kLT, q, b.zeros(q.type)), b.unary("ceil", q), b.unary("floor", q));
+         }
+         if (mode == "floor") return floor_div(b, in, in["self"], in["other"]);
+         return b.binary("divide", in["self"], in["other"]); }}},
+      {"floor_divide", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return floor_div(b, in, in["self"], in["other"]); }}},
+      {"remainder", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return python_remainder(b, in["self"], in["other"]); }}},
+      {"fmod", {R::kPromoted, binary("remainder")}},
+      {"pow", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.binary("power", in["self"], in["exponent"]); }}},
+      {"atan2", {R::kFloat, binary("atan2")}},
+      {"hypot", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"], y = in["other"];
+         return b.unary("sqrt", b.binary("add", b.binary("multiply", x, x), b.binary("multiply", y, y))); }}},
+      {"copysign", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value mag = b.unary("abs", in["self"]);
+         Value neg = b.compare(C::kLT, in["other"], b.zeros(mag.type));
+         // -0.0 has the sign bit set: compare the sign of 1/other for zeros.
+         Value zero_neg = b.binary("and", b.compare(C::kEQ, in["other"], b.zeros(mag.type)),
+                                   b.compare(C::kLT, b.binary("divide", scalar_like(b, in, 1), in["other"]), b.zeros(mag.type)));
+         return b.select(b.binary("or", neg, zero_neg), b.unary("negate", mag), mag); }}},
+      {"maximum", {R::kPromoted, binary("maximum")}},
+      {"minimum", {R::kPromoted, binary("minimum")}},
+      {"fmax", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"], y = in["other"];
+         Value m = b.binary("maximum", x, y);
+         if (!hlo::is_float(in.compute)) return m;
+         return b.select(b.compare(C::kNE, x, x), y, b.select(b.compare(C::kNE, y, y), x, m)); }}},
+      {"fmin", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"], y = in["other"];
+         Value m = b.binary("minimum", x, y);
+         if (!hlo::is_float(in.compute)) return m;
+         return b.select(b.compare(C::kNE, x, x), y, b.select(b.compare(C::kNE, y, y), x, m)); }}},
+      {"bitwise_and", {R::kPromoted, binary("and")}},
+      {"bitwise_or", {R::kPromoted, binary("or")}},
+      {"bitwise_xor", {R::kPromoted, binary("xor")}},
+      {"logical_and", {R::kBool, logical("and")}},
+      {"logical_or", {R::kBool, logical("or")}},
+      {"logical_xor", {R::kBool, logical("xor")}},
+      {"eq", {R::kBool, compare(C::kEQ)}},
+      {"ne", {R::kBool, compare(C::kNE)}},
+      {"lt", {R::kBool, compare(C::kLT)}},
+      {"le", {R::kBool, compare(C::kLE)}},
+      {"gt", {R::kBool, compare(C::kGT)}},
+      {"ge", {R::kBool, compare(C::kGE)}},
+      // Three or more operands.
+      {"where", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.select(to_bool(b, in["condition"]), in["self"], in["other"]); },
+       {"self", "other"}}},
+      {"masked_fill", {R::kSelf, [](Builder& b, const Inputs& in) {
+         return b.select(to_bool(b, in["mask"]), in["value"], in["self"]); }}},
+      {"clamp", {R::kPromoted, [](Builder& b, const Inputs& in) { return clamp_value(b, in, in["self"]); }}},
+      {"clamp_min", {R::kPromoted, [](Builder& b, const Inputs& in) { return b.binary("maximum", in["self"], in["min"]); }}},
+      {"clamp_max", {R::kPromoted, [](Builder& b, const Inputs& in) { return b.binary("minimum", in["self"], in["max"]); }}},
+      {"lerp", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         // Same two-branch formula as ATen, for the same rounding.
+         Value x = in["self"], y = in["end"], w = in["weight"];
+         Value diff = b.binary("subtract", y, x);
+         Value lo = b.binary("add", x, b.binary("multiply", w, diff));
+         Value hi = b.binary("subtract", y, b.binary("multiply", diff, b.binary("subtract", scalar_like(b, in, 1), w)));
+         Value small = b.compare(C::kLT, b.unary("abs", w), scalar_like(b, in, 0.5));
+         return b.select(small, lo, hi); }, {"self", "end"}}},
+      {"addcmul", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value prod = b.binary("multiply", in["tensor1"], in["tensor2"]);
+         if (in.has("value")) prod = b.binary("multiply", in["value"], prod);
+         return b.binary("add", in["self"], prod); }, {"self", "tensor1", "tensor2"}}},
+      {"addcdiv", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value q = b.binary("divide", in["tensor1"], in["tensor2"]);
+         if (in.has("value")) q = b.binary("multiply", in["value"], q);
+         return b.binary("add", in["self"], q); }, {"self", "tensor1", "tensor2"}}},
+  };
+  return *defs;
+}
+
+// The overloads registered for each op: functional, in-place and out=, for
+// Tensor and (where ATen has them) Scalar operands. ATen spells these
+// families differently, hence the patterns.
+std::vector<std::string> overloads() {
+  const std::vector<std::pair<std::vector<const char*>, std::vector<const char*>>> families = {
+      // op, op_, op.out
+      {{"abs",
+        "neg",
+        "sign",
+        "ceil",
+        "floor",
+        "trunc",
+        "frac",
+        "bitwise_not",
+        "sqrt",
+        "rsqrt",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "erfinv",
+        "logit",
+        "logical_not",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "gelu",
+        "silu",
+        "mish",
+        "hardsigmoid",
+        "hardswish",
+        "hardtanh",
+        "elu",
+        "leaky_relu",
+        "atan2",
+        "hypot",
+        "copysign.Tensor",
+        "fmod.Tensor",
+        "remainder.Tensor"},
+       {"", "_", ".out"}},
+      // op, op_ (no out overload with this name)
+      {{"relu"}, {"", "_"}},
+      {{"isnan"}, {""}},
+      // op, op.out
+      // backward ops: functional here, out= as .grad_input below
+      {{"gelu_backward", "silu_backward", "sigmoid_backward", "tanh_backward", "threshold_backward",
+        "leaky_relu_backward", "hardtanh_backward"},
+       {""}},
+      {{"maximum", "minimum", "fmax", "fmin", "softplus", "masked_fill.Scalar",
+        "masked_fill.Tensor", "where.self", "round.decimals", "clamp.Tensor", "lerp.Scalar",
+        "lerp.Tensor", "addcmul", "addcdiv"},
+       {"", ".out"}},
+      {{"round", "clamp", "clamp_min", "clamp_max"}, {"", "_", ".out"}},
+      // op.Tensor, op_.Tensor, op.out, op.Scalar, op_.Scalar
+      {{"add", "sub", "mul", "div"}, {".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar"}},
+      // op.Tensor, op_.Tensor, op.Tensor_out, op.Scalar, op_.Scalar, op.Scalar_out
+      {{"bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge"},
+       {".Tensor", "_.Tensor", ".Tensor_out", ".Scalar", "_.Scalar", ".Scalar_out"}},
+  };
+  std::vector<std::string> names;
+  for (const auto& [ops, suffixes] : families) {
+    for (const char* op : ops) {
+      for (const char* suffix : suffixes) {
+        // A dotted overload ("fmod.Tensor") takes "_" before the dot for
+        // in-place and "_out" after the overload for out=, except
+        // copysign.Tensor, whose out= overload is plain "out".
+        std::string name = op;
+        const auto dot = name.find('.');
+        const std::string s = suffix;
+        if (dot == std::string::npos) {
+          name += s;
+        } else if (s == "_") {
+          name.insert(dot, "_");
+        } else if (s == ".out") {
+          name = name == "copysign.Tensor" ? "copysign.out" : name + "_out";
+        }
+        names.push_back(name);
+      }
+    }
+  }
+  for (const char* extra : {"div.Tensor_mode",
+                            "div_.Tensor_mode",
+                            "div.out_mode",
+                            "div.Scalar_mode",
+                            "div_.Scalar_mode",
+                            "pow.Tensor_Tensor",
+                            "pow_.Tensor",
+                            "pow.Tensor_Tensor_out",
+                            "pow.Tensor_Scalar",
+                            "pow_.Scalar",
+                            "pow.Tensor_Scalar_out",
+                            "pow.Scalar",
+                            "pow.Scalar_out",
+                            "copysign.Scalar",
+                            "copysign_.Scalar",
+                            "copysign.Scalar_out",
+                            "fmod.Scalar",
+                            "fmod_.Scalar",
+                            "fmod.Scalar_out",
+                            "remainder.Scalar",
+                            "remainder_.Scalar",
+                            "remainder.Scalar_out",
+                            "remainder.Scalar_Tensor",
+                            "masked_fill_.Scalar",
+                            "masked_fill_.Tensor",
+                            "where.ScalarSelf",
+                            "where.ScalarOther",
+                            "where.Scalar",
+                            "clamp_.Tensor",
+                            "clamp_min.Tensor",
+                            "clamp_min_.Tensor",
+                            "clamp_min.Tensor_out",
+                            "clamp_max.Tensor",
+                            "clamp_max_.Tensor",
+                            "clamp_max.Tensor_out",
+                            "lerp_.Scalar",
+                            "lerp_.Tensor",
+                            "addcmul_",
+                            "addcdiv_",
+                            "round_.decimals",
+                            "floor_divide",
+                            "floor_divide_.Tensor",
+                            "floor_divide.out",
+                            "floor_divide.Scalar",
+                            "floor_divide_.Scalar",
+                            "floor_divide.Scalar_out",
+                            "softplus.out",
+                            "hardtanh_backward.grad_input",
+                            "gelu_backward.grad_input",
+                            "silu_backward.grad_input",
+                            "sigmoid_backward.grad_input",
+                            "tanh_backward.grad_input",
+                            "threshold_backward.grad_input",
+                            "leaky_relu_backward.grad_input",
+                            "logit_"}) {
+    names.push_back(extra);
+  }
+  return names;
+}
+
+struct Operand {
+  std::string name;
+  bool is_tensor = false;  // a tpu tensor read through its view
+  at::Tensor tensor;       // also set for CPU 0-dim tensors (for promotion)
+  at::Scalar scalar;
+};
+
+bool is_scalar_type(const c10::TypePtr& type) {
+  if (type->kind() == c10::TypeKind::NumberType) return true;
+  if (auto opt = type->cast<c10::OptionalType>()) {
+    return opt->getElementType()->kind() == c10::TypeKind::NumberType;
+  }
+  return false;
+}
+
+void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  std::string name = schema.name().substr(schema.name().find("::") + 2);
+  const bool inplace = !name.empty() && name.back() == '_';
+  if (inplace) name.pop_back();
+  const auto& def = table().at(name);
+  const std::string op_name =
+      schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+
+  const size_t num_args = schema.arguments().size();
+  auto args = torch::jit::last(*stack, num_args);
+  std::vector<Operand> operands;
+  std::map<std::string, std::string> attrs;
+  at::Tensor out;
+  for (size_t i = 0; i < num_args; ++i) {
+    const auto& arg = schema.arguments()[i];
+    const c10::IValue& v = args[i];
+    const std::string& arg_name = arg.name();
+    if (arg.alias_info() && arg.alias_info()->isWrite() && !inplace) {
+      out = v.toTensor();  // out= / grad_input=
+      continue;
+    }
+    if (v.isNone()) continue;
+    if (v.isTensor()) {
+      Operand o{arg_name};
+      o.tensor = v.toTensor();
+      const bool tpu = o.tensor.device().type() == c10::DeviceType::PrivateUse1;
+      // CPU 0-dim tensors act as scalars, as they do with CUDA tensors.
+      if (!tpu && o.tensor.dim() == 0 && o.tensor.device().is_cpu()) {
+        o.scalar = o.tensor.item();
+      } else {
+        o.is_tensor = true;
+      }
+      operands.push_back(std::move(o));
+    } else if (is_scalar_type(arg.type())) {
+      Operand o{arg_name};
+      o.scalar = v.toScalar();
+      // alpha == 1 and value == 1 are the common case: leave them out.
+      const bool optional_factor =
+          (arg_name == "alpha" && (name == "add" || name == "sub")) ||
+          (arg_name == "value" && (name == "addcmul" || name == "addcdiv"));
+      if (optional_factor && o.scalar.equal(1)) continue;
+      operands.push_back(std::move(o));
+    } else if (v.isString()) {
+      attrs[arg_name] = v.toStringRef();
+    } else if (v.isBool()) {
+      attrs[arg_name] = v.toBool() ? "1" : "0";
+    } else if (v.isInt()) {
+      attrs[arg_name] = std::to_string(v.toInt());
+    } else {
+      TORCH_CHECK(false, op_name, ": unsupported argument '", arg_name, "'");
+    }
+  }
+
+  // Type promotion, as TensorIterator does it, over the promoting operands;
+  // broadcasting over all tensor operands.
+  auto promotes = [&](const std::string& n) {
+    if (keeps_own_type(n)) return false;
+    return def.promote.empty() ||
+           std::find(def.promote.begin(), def.promote.end(), n) != def.promote.end();
+  };
+  at::native::ResultTypeState state;
+  at::DimVector shape;
+  const at::Tensor* first_tpu = nullptr;
+  const at::Tensor* self_tensor = nullptr;
+  for (const auto& o : operands) {
+    if (o.tensor.defined()) shape = at::infer_size_dimvector(shape, o.tensor.sizes());
+    if (o.is_tensor && first_tpu == nullptr) first_tpu = &o.tensor;
+    if (o.name == "self" && o.tensor.defined()) self_tensor = &o.tensor;
+    if (!promotes(o.name)) continue;
+    state = o.tensor.defined() ? at::native::update_result_type_state(o.tensor, state)
+                               : at::native::update_result_type_state(o.scalar, state);
+  }
+  TORCH_CHECK(first_tpu != nullptr, op_name, ": expected a tpu tensor operand");
+  at::ScalarType compute = at::native::result_type(state);
+  if (def.result == ResultDtype::kSelf) compute = self_tensor->scalar_type();
+  const bool true_division = name != "div" || !attrs.count("rounding_mode");
+  if (def.result == ResultDtype::kFloat && true_division &&
+      at::isIntegralType(compute, /*includeBool=*/true)) {
+    compute = c10::typeMetaToScalarType(c10::get_default_dtype());
+  }
+  if (name == "sub") {
+    TORCH_CHECK(compute != at::kBool,
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead.");
+  }
+  if (name.rfind("bitwise_", 0) == 0) {
+    TORCH_CHECK(at::isIntegralType(compute, /*includeBool=*/true), "\"", name,
+                "_cpu\" not implemented for '", c10::toString(compute), "'");
+  }
+  if (name == "masked_fill") {
+    for (const auto& o : operands) {
+      if (o.name == "value" && o.tensor.defined()) {
+        TORCH_CHECK(o.tensor.dim() == 0,
+                    "masked_fill_ only supports a 0-dimensional value "
+                    "tensor, but got tensor with ",
+                    o.tensor.dim(), " dimension(s).");
+      }
+    }
+  }
+  const at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
+
+  at::Tensor result;
+  if (inplace) {
+    result = *self_tensor;
+    TORCH_CHECK(result.sizes() == at::IntArrayRef(shape), "output with shape ", result.sizes(),
+                " doesn't match the broadcast shape ", at::IntArrayRef(shape));
+    TORCH_CHECK(at::canCast(result_dtype, result.scalar_type()), "result type ", result_dtype,
+                " can't be cast to the desired output type ", result.scalar_type());
+    at::assert_no_internal_overlap(result);
+  } else if (out.defined()) {
+    TORCH_CHECK(at::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
+                " can't be cast to the desired output type ", out.scalar_type());
+    at::native::resize_output(out, shape);
+    at::assert_no_internal_overlap(out);
+    result = out;
+  } else {
+    result = at::empty(shape, first_tpu->options().dtype(result_dtype));
+  }
+
+  const hlo::ElementType ctype = element_type_for(compute, op_name.c_str());
+  std::string key = "ew:" + op_name + ":" + hlo::mlir_name(ctype);
+  for (const auto& o : operands) key += ":" + o.name + (o.is_tensor ? "=t" : "=s");
+  for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;
+  TensorProgram program(op_name.c_str(), key);
+  for (const auto& o : operands) {
+    if (o.is_tensor) {
+      program.input(o.tensor);
+    } else {
+      // A scalar condition/mask is a bool; everything else computes in ctype.
+      program.scalar(o.scalar, keeps_own_type(o.name) ? ElementType::kPred : ctype);
+    }
+  }
+  program.output(result);
+  const std::vector<int64_t> out_shape(shape.begin(), shape.end());
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Inputs inputs;
+    inputs.attrs = attrs;
+    inputs.compute = ctype;
+    inputs.shape = out_shape;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      Value v = keeps_own_type(operands[i].name) ? in[i] : b.convert(in[i], ctype);
+      inputs.values[operands[i].name] = broadcast_to(b, v, out_shape);
+    }
+    return std::vector<Value>{def.lower(b, inputs)};
+  });
+
+  torch::jit::drop(*stack, num_args);
+  torch::jit::push(*stack, result);
+}
+
+}  // namespace
+
+std::vector<std::string> elementwise_overloads() {
+  std::vector<std::string> names = overloads();
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+void register_elementwise(torch::Library& m) {
+  for (const auto& name : elementwise_overloads()) {
+    m.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&elementwise_kernel>());
+  }
+}
+
+}  // namespace torch_tpu::ops

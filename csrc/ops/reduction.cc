@@ -1,0 +1,366 @@
+#include "ops/reduction.h"
+
+#include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+
+#include <limits>
+#include <string>
+
+#include "core/dtype_map.h"
+#include "ops/broadcast.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::ElementType;
+using hlo::Value;
+
+// The identity of max (lowest value) or min (highest value) in `type`.
+Value extreme(Builder& b, ElementType type, bool lowest) {
+  if (hlo::is_float(type)) {
+    const double inf = std::numeric_limits<double>::infinity();
+    return b.constant(type, lowest ? -inf : inf);
+  }
+  if (type == ElementType::kPred) return b.constant_int(type, lowest ? 0 : 1);
+  const int bits = static_cast<int>(hlo::byte_size(type)) * 8;
+  if (hlo::is_unsigned_int(type)) {
+    return b.constant_int(type, lowest ? 0 : static_cast<int64_t>(~uint64_t(0) >> (64 - bits)));
+  }
+  const int64_t max = static_cast<int64_t>((uint64_t(1) << (bits - 1)) - 1);
+  return b.constant_int(type, lowest ? -max - 1 : max);
+}
+
+Value reduce(Builder& b, Value x, const std::vector<int64_t>& dims, const char* body) {
+  if (dims.empty()) return x;
+  const ElementType t = x.type.element;
+  Value init;
+  const std::string op = body;
+  if (op == "add")
+    init = b.constant_int(t, 0);
+  else if (op == "multiply")
+    init = b.constant_int(t, 1);
+  else if (op == "maximum")
+    init = extreme(b, t, true);
+  else if (op == "minimum")
+    init = extreme(b, t, false);
+  else if (op == "and")
+    init = b.constant_int(t, 1);
+  else
+    init = b.constant_int(t, 0);  // "or"
+  return b.reduce(x, init, dims, body);
+}
+
+// Shape of x with `dims` reduced, kept as size 1 for broadcasting back.
+std::vector<int64_t> kept_shape(const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out = shape;
+  for (int64_t d : dims) out[d] = 1;
+  return out;
+}
+
+Value is_nan(Builder& b, Value x) { return b.compare(hlo::Compare::kNE, x, x); }
+
+// Index of the first max (or min) along `dim`; NaN counts as the extreme,
+// as in PyTorch.
+Value arg_extreme(Builder& b, Value x, int64_t dim, bool is_max) {
+  const auto& shape = x.type.dims;
+  Value m = reduce(b, x, {dim}, is_max ? "maximum" : "minimum");
+  Value mb = broadcast_to(b, b.reshape(m, kept_shape(shape, {dim})), shape);
+  Value hit = b.compare(hlo::Compare::kEQ, x, mb);
+  if (hlo::is_float(x.type.element)) {
+    hit = b.binary("or", hit, b.binary("and", is_nan(b, x), is_nan(b, mb)));
+  }
+  Value iota = b.iota({ElementType::kS64, shape}, dim);
+  Value big =
+      b.splat(b.constant_int(ElementType::kS64, std::numeric_limits<int64_t>::max()), shape);
+  return reduce(b, b.select(hit, iota, big), {dim}, "minimum");
+}
+
+struct Args {
+  at::Tensor self;
+  std::optional<std::vector<int64_t>> dim;  // nullopt: all dims
+  bool keepdim = false;
+  std::optional<at::ScalarType> dtype;
+  std::optional<at::Scalar> correction;
+  double ord = 2.0;  // linalg_vector_norm
+  std::vector<at::Tensor> outs;
+};
+
+Args parse(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  auto args = torch::jit::last(*stack, schema.arguments().size());
+  Args a;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const auto& name = schema.arguments()[i].name();
+    const c10::IValue& v = args[i];
+    if (name == "self") {
+      a.self = v.toTensor();
+    } else if (name == "dim") {
+      if (v.isInt()) {
+        a.dim = std::vector<int64_t>{v.toInt()};
+      } else if (v.isIntList()) {
+        a.dim = v.toIntVector();
+      }
+    } else if (name == "keepdim") {
+      a.keepdim = v.toBool();
+    } else if (name == "dtype") {
+      if (!v.isNone()) a.dtype = v.toScalarType();
+    } else if (name == "correction") {
+      if (!v.isNone()) a.correction = v.toScalar();
+    } else if (name == "ord") {
+      a.ord = v.toScalar().toDouble();
+    } else if (name == "unbiased") {
+      a.correction = at::Scalar(v.toBool() ? 1 : 0);
+    } else if (name == "out" || name == "values" || name == "indices") {
+      a.outs.push_back(v.toTensor());
+    }
+  }
+  return a;
+}
+
+void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const std::string name = schema.name().substr(schema.name().find("::") + 2);
+  const std::string op_name =
+      schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  Args a = parse(op, stack);
+  const at::Tensor& self = a.self;
+  const int64_t rank = self.dim();
+
+  // Reduced dims: an empty list means all dims for these ops (dim=[] is
+  // "reduce everything" in ATen's reduction convention).
+  std::vector<int64_t> dims;
+  if (a.dim && !a.dim->empty()) {
+    auto bits = at::dim_list_to_bitset(*a.dim, rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (bits[d]) dims.push_back(d);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  }
+  const bool all_dims = !a.dim.has_value();
+  const bool picks_element = name == "argmax" || name == "argmin" || name == "max" ||
+                             name == "min" || name == "amax" || name == "amin";
+  if (self.numel() == 0 && picks_element) {
+    TORCH_CHECK(!(all_dims && name != "amax" && name != "amin"), name,
+                "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                "reduction dim with the 'dim' argument.");
+    for (int64_t d : dims) {
+      TORCH_CHECK_INDEX(self.size(d) != 0, name, "(): Expected reduction dim ", d,
+                        " to have non-zero size.");
+    }
+  }
+
+  // Output dtype, as ATen computes it.
+  const at::ScalarType in_type = self.scalar_type();
+  at::ScalarType out_type = in_type;
+  if (name == "sum" || name == "prod") {
+    out_type = a.dtype.value_or(at::isIntegralType(in_type, true) ? at::kLong : in_type);
+  } else if (name == "mean") {
+    out_type = a.dtype.value_or(in_type);
+    TORCH_CHECK(at::isFloatingType(out_type) || at::isComplexType(out_type),
+                "mean(): could not infer output dtype. Input dtype must be either a floating point "
+                "or complex dtype. Got: ",
+                c10::toString(out_type));
+  } else if (name == "all" || name == "any") {
+    out_type = in_type == at::kByte ? at::kByte : at::kBool;
+  } else if (name == "argmax" || name == "argmin") {
+    out_type = at::kLong;
+  } else if (name == "var" || name == "std") {
+    TORCH_CHECK(at::isFloatingType(in_type) || at::isComplexType(in_type), name,
+                "(): input dtype should be either floating point or complex. Got ",
+                c10::toString(in_type), " instead.");
+    out_type = c10::toRealValueType(in_type);
+  } else if (name == "linalg_vector_norm") {
+    TORCH_CHECK(at::isFloatingType(in_type) || at::isComplexType(in_type),
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+                c10::toString(in_type));
+    out_type = a.dtype.value_or(c10::toRealValueType(in_type));
+  } else if (name == "logsumexp") {
+    out_type = at::isIntegralType(in_type, true)
+                   ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                   : in_type;
+  }
+
+  std::vector<int64_t> out_shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (!reduced)
+      out_shape.push_back(self.size(d));
+    else if (a.keepdim)
+      out_shape.push_back(1);
+  }
+
+  // Values of max.dim/min.dim come with indices; argmax over all dims works
+  // on the flattened tensor.
+  const bool with_indices = (name == "max" || name == "min") && !all_dims;
+  std::vector<at::Tensor> results;
+  auto make_out = [&](size_t i, at::ScalarType t) {
+    if (i < a.outs.size()) {
+      at::native::resize_output(a.outs[i], out_shape);
+      return a.outs[i];
+    }
+    return at::empty(out_shape, self.options().dtype(t));
+  };
+  results.push_back(make_out(0, out_type));
+  if (with_indices) results.push_back(make_out(1, at::kLong));
+
+  // Accumulate low-precision floats in f32, like the CPU kernels.
+  at::ScalarType acc_type = out_type;
+  if (name == "all" || name == "any") acc_type = at::kBool;
+  if (name == "argmax" || name == "argmin" || with_indices) acc_type = in_type;
+  if (acc_type == at::kHalf || acc_type == at::kBFloat16) acc_type = at::kFloat;
+  const ElementType acc = element_type_for(acc_type, op_name.c_str());
+  double correction = a.correction ? a.correction->toDouble() : 1.0;
+
+  std::string key = "reduce:" + name + ":" + hlo::mlir_name(acc) + ":" + std::to_string(a.keepdim);
+  for (int64_t d : dims) key += "," + std::to_string(d);
+  if (name == "var" || name == "std") key += ":c" + std::to_string(correction);
+  if (name == "linalg_vector_norm") key += ":ord" + std::to_string(a.ord);
+  TensorProgram program(op_name.c_str(), key);
+  program.input(self);
+  for (const auto& r : results) program.output(r);
+  const std::vector<int64_t> in_shape = self.sizes().vec();
+  int64_t count = 1;
+  for (int64_t d : dims) count *= in_shape[d];
+
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value x = b.convert(in[0], acc);
+    std::vector<Value> outs;
+    if (name == "sum") {
+      outs.push_back(reduce(b, x, dims, "add"));
+    } else if (name == "prod") {
+      outs.push_back(reduce(b, x, dims, "multiply"));
+    } else if (name == "mean") {
+      Value s = reduce(b, x, dims, "add");
+      outs.push_back(b.binary("divide", s, b.splat(b.constant(acc, double(count)), s.type.dims)));
+    } else if (name == "amax" || (name == "max" && all_dims)) {
+      outs.push_back(reduce(b, x, dims, "maximum"));
+    } else if (name == "amin" || (name == "min" && all_dims)) {
+      outs.push_back(reduce(b, x, dims, "minimum"));
+    } else if (name == "all") {
+      outs.push_back(reduce(b, x, dims, "and"));
+    } else if (name == "any") {
+      outs.push_back(reduce(b, x, dims, "or"));
+    } else if (name == "argmax" || name == "argmin") {
+      const bool is_max = name == "argmax";
+      if (all_dims) {
+        Value flat = b.reshape(x, {self.numel()});
+        Value idx = arg_extreme(b, flat, 0, is_max);
+        outs.push_back(a.keepdim ? b.reshape(idx, out_shape) : idx);
+      } else {
+        outs.push_back(arg_extreme(b, x, dims[0], is_max));
+      }
+    } else if (with_indices) {
+      const bool is_max = name == "max";
+      outs.push_back(reduce(b, x, dims, is_max ? "maximum" : "minimum"));
+      outs.push_back(arg_extreme(b, x, dims[0], is_max));
+    } else if (name == "var" || name == "std") {
+      Value sum = reduce(b, x, dims, "add");
+      Value n = b.constant(acc, double(count));
+      Value mu = b.binary("divide", sum, b.splat(n, sum.type.dims));
+      Value mub = broadcast_to(b, b.reshape(mu, kept_shape(in_shape, dims)), in_shape);
+      Value dev = b.binary("subtract", x, mub);
+      Value sq = b.binary("multiply", dev, dev);
+      Value ss = reduce(b, sq, dims, "add");
+      const double denom = std::max(0.0, double(count) - correction);
+      Value var = b.binary("divide", ss, b.splat(b.constant(acc, denom), ss.type.dims));
+      outs.push_back(name == "std" ? b.unary("sqrt", var) : var);
+    } else if (name == "linalg_vector_norm") {
+      const double inf = std::numeric_limits<double>::infinity();
+      Value ax = b.unary("abs", x);
+      if (a.ord == inf) {
+        outs.push_back(reduce(b, ax, dims, "maximum"));
+      } else if (a.ord == -inf) {
+        outs.push_back(reduce(b, ax, dims, "minimum"));
+      } else if (a.ord == 0) {
+        Value nz = b.convert(b.compare(hlo::Compare::kNE, ax, b.zeros(ax.type)), acc);
+        outs.push_back(reduce(b, nz, dims, "add"));
+      } else if (a.ord == 1) {
+        outs.push_back(reduce(b, ax, dims, "add"));
+      } else if (a.ord == 2) {
+        outs.push_back(b.unary("sqrt", reduce(b, b.binary("multiply", ax, ax), dims, "add")));
+      } else {
+        Value p = b.splat(b.constant(acc, a.ord), ax.type.dims);
+        Value s = reduce(b, b.binary("power", ax, p), dims, "add");
+        outs.push_back(b.binary("power", s, b.splat(b.constant(acc, 1.0 / a.ord), s.type.dims)));
+      }
+    } else if (name == "logsumexp") {
+      Value m = reduce(b, x, dims, "maximum");
+      // A slice of all -inf (or +inf) must not turn into NaN via inf - inf.
+      Value finite =
+          b.compare(hlo::Compare::kLT, b.unary("abs", m),
+                    b.splat(b.constant(acc, std::numeric_limits<double>::infinity()), m.type.dims));
+      Value safe_m = b.select(finite, m, b.zeros(m.type));
+      Value mb = broadcast_to(b, b.reshape(safe_m, kept_shape(in_shape, dims)), in_shape);
+      Value s = reduce(b, b.unary("exponential", b.binary("subtract", x, mb)), dims, "add");
+      outs.push_back(b.binary("add", b.unary("log", s), safe_m));
+    } else {
+      TORCH_CHECK(false, op_name, ": reduction not handled");
+    }
+    for (size_t i = 0; i < outs.size(); ++i) outs[i] = b.reshape(outs[i], out_shape);
+    return outs;
+  });
+
+  torch::jit::drop(*stack, schema.arguments().size());
+  if (with_indices) {
+    torch::jit::push(*stack, results[0], results[1]);
+  } else {
+    torch::jit::push(*stack, results[0]);
+  }
+}
+
+}  // namespace
+
+void register_reductions(torch::Library& m) {
+  for (const char* name : {"sum",
+                           "sum.dim_IntList",
+                           "sum.IntList_out",
+                           "mean",
+                           "mean.dim",
+                           "mean.out",
+                           "prod",
+                           "prod.dim_int",
+                           "prod.int_out",
+                           "amax",
+                           "amax.out",
+                           "amin",
+                           "amin.out",
+                           "all",
+                           "all.dim",
+                           "all.dims",
+                           "all.out",
+                           "all.dims_out",
+                           "all.all_out",
+                           "any",
+                           "any.dim",
+                           "any.dims",
+                           "any.out",
+                           "any.dims_out",
+                           "any.all_out",
+                           "argmax",
+                           "argmax.out",
+                           "argmin",
+                           "argmin.out",
+                           "max",
+                           "max.dim",
+                           "max.dim_max",
+                           "min",
+                           "min.dim",
+                           "min.dim_min",
+                           "var.correction",
+                           "var.correction_out",
+                           "std.correction",
+                           "std.correction_out",
+                           "logsumexp",
+                           "logsumexp.out",
+                           "linalg_vector_norm",
+                           "linalg_vector_norm.out"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&reduction_kernel>());
+  }
+}
+
+}  // namespace torch_tpu::ops

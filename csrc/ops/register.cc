@@ -1,0 +1,84 @@
+// The registration table: which ATen operator runs which tpu kernel.
+// Kernels live in the other files of ops/; this file only wires them up.
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
+#include <ATen/ops/view_native.h>
+#include <torch/library.h>
+
+#include "ops/elementwise.h"
+#include "ops/kernels.h"
+#include "ops/missing_op.h"
+#include "ops/reduction.h"
+
+namespace torch_tpu::ops {
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&missing_op>());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // Creation and fills.
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
+  m.impl("fill_.Tensor", TORCH_FN(fill_tensor_value));
+  m.impl("zero_", TORCH_FN(zero_));
+  m.impl("arange.start_out", TORCH_FN(arange_out));
+  // Copies and host reads.
+  m.impl("copy_", TORCH_FN(copy_));
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+  // Storage management.
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
+  m.impl("set_.source_Storage", TORCH_FN(set_source_storage));
+  m.impl("set_.source_Tensor", TORCH_FN(set_source_tensor));
+  m.impl("set_", TORCH_FN(set_empty));
+  // Views: metadata-only, shared with CPU. Reads and writes through them are
+  // lowered from the (sizes, strides, offset) they produce.
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
+  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
+  // Reductions, selection, joins.
+  m.impl("masked_select", TORCH_FN(masked_select));
+  m.impl("masked_select.out", TORCH_FN(masked_select_out));
+  m.impl("cat", TORCH_FN(cat));
+  m.impl("cat.out", TORCH_FN(cat_out));
+  // Matrix products.
+  m.impl("mm", TORCH_FN(mm));
+  m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("bmm", TORCH_FN(bmm));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("addmm", TORCH_FN(addmm));
+  m.impl("addmm.out", TORCH_FN(addmm_out));
+  m.impl("addmm_", TORCH_FN(addmm_));
+  m.impl("baddbmm", TORCH_FN(baddbmm));
+  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
+  m.impl("baddbmm_", TORCH_FN(baddbmm_));
+  m.impl("mv", TORCH_FN(mv));
+  m.impl("mv.out", TORCH_FN(mv_out));
+  m.impl("dot", TORCH_FN(dot));
+  // Neural-network ops.
+  m.impl("_softmax", TORCH_FN(softmax));
+  m.impl("_softmax.out", TORCH_FN(softmax_out));
+  m.impl("_log_softmax", TORCH_FN(log_softmax));
+  m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
+  m.impl("_softmax_backward_data", TORCH_FN(softmax_backward));
+  m.impl("_log_softmax_backward_data", TORCH_FN(log_softmax_backward));
+  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
+  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
+  m.impl("mse_loss", TORCH_FN(mse_loss));
+  m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
+  // Elementwise ops: one boxed kernel for all overloads.
+  register_elementwise(m);
+  register_reductions(m);
+}
+
+}  // namespace torch_tpu::ops

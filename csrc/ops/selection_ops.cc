@@ -1,0 +1,106 @@
+// Ops whose output shape depends on data (masked_select) and joins (cat).
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <ATen/ops/empty.h>
+
+#include "core/dtype_map.h"
+#include "ops/kernels.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "masked_select(): self and result must have the same scalar type");
+  auto [self_b, mask_b] = at::expand_outplace(self, mask);
+  // The output size is data-dependent: read the mask on the host (a sync
+  // point, as on CUDA), then gather the selected elements on the device.
+  at::Tensor positions = mask_b->cpu().reshape({-1}).nonzero().reshape({-1});
+  const int64_t count = positions.numel();
+  at::native::resize_output(out, {count});
+  if (count == 0) return out;
+  at::Tensor index = at::empty({count}, self.options().dtype(at::kLong));
+  index.copy_(positions);
+  TensorProgram program("masked_select", "masked_select");
+  program.input(*self_b);
+  program.input(index);
+  program.output(out);
+  const int64_t numel = self_b->numel();
+  program.run([&](hlo::Builder& b, const std::vector<hlo::Value>& in) {
+    hlo::Value flat = b.reshape(in[0], {numel});
+    return std::vector<hlo::Value>{b.gather_1d(flat, in[1])};
+  });
+  return out;
+}
+
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
+  at::Tensor out = at::empty({0}, self.options());
+  return masked_select_out(self, mask, out);
+}
+
+at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  std::vector<at::Tensor> inputs;
+  for (const at::Tensor& t : tensors) inputs.push_back(t);
+  TORCH_CHECK(!inputs.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  // Legacy rule kept by PyTorch: 1-D empty tensors are skipped.
+  std::vector<at::Tensor> parts;
+  for (const auto& t : inputs) {
+    if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(t);
+  }
+  const at::ScalarType dtype = at::native::result_type(tensors);
+  if (parts.empty()) {
+    at::native::resize_output(out, {0});
+    return out;
+  }
+  const at::Tensor& ref = parts[0];
+  dim = c10::maybe_wrap_dim(dim, ref.dim());
+  std::vector<int64_t> shape = ref.sizes().vec();
+  shape[dim] = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& t = parts[i];
+    TORCH_CHECK(t.dim() == ref.dim(), "Tensors must have same number of dimensions: got ",
+                ref.dim(), " and ", t.dim());
+    for (int64_t d = 0; d < ref.dim(); ++d) {
+      if (d == dim) continue;
+      TORCH_CHECK(t.size(d) == ref.size(d), "Sizes of tensors must match except in dimension ", dim,
+                  ". Expected size ", ref.size(d), " but got size ", t.size(d),
+                  " for tensor number ", i, " in the list.");
+    }
+    shape[dim] += t.size(dim);
+  }
+  TORCH_CHECK(at::canCast(dtype, out.scalar_type()), "torch.cat(): input types can't be cast to ",
+              "the desired output type ", out.scalar_type());
+  at::native::resize_output(out, shape);
+  if (out.numel() == 0) return out;
+  const hlo::ElementType type = element_type_for(dtype, "cat");
+  std::vector<at::Tensor> nonempty;
+  for (const auto& t : parts) {
+    if (t.numel() > 0) nonempty.push_back(t);
+  }
+  TensorProgram program("cat", "cat:" + std::to_string(dim) + ":" + hlo::mlir_name(type) + ":" +
+                                   std::to_string(nonempty.size()));
+  for (const auto& t : nonempty) program.input(t);
+  program.output(out);
+  program.run([&](hlo::Builder& b, const std::vector<hlo::Value>& in) {
+    std::vector<hlo::Value> converted;
+    for (const auto& v : in) converted.push_back(b.convert(v, type));
+    return std::vector<hlo::Value>{b.concatenate(converted, dim)};
+  });
+  return out;
+}
+
+at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
+  const at::ScalarType dtype = at::native::result_type(tensors);
+  at::Tensor first;
+  for (const at::Tensor& t : tensors) {
+    first = t;
+    break;
+  }
+  TORCH_CHECK(first.defined(), "torch.cat(): expected a non-empty list of Tensors");
+  at::Tensor out = at::empty({0}, first.options().dtype(dtype));
+  return cat_out(tensors, dim, out);
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,39 @@
+// RAII over PJRT_Buffer: one immutable array in device memory.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pjrt/api.h"
+#include "pjrt/element_type.h"
+#include "pjrt/event.h"
+
+namespace torch_tpu::pjrt {
+
+class Buffer {
+ public:
+  Buffer(std::shared_ptr<const Api> api, PJRT_Buffer* buffer);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  PJRT_Buffer* raw() const { return buffer_; }
+  BufferType element_type() const;
+  std::vector<int64_t> dims() const;
+  int64_t element_count() const;
+  size_t on_device_size() const;
+  // Starts copying the whole buffer (dense, row-major) into `dst`, which must
+  // hold `dst_size` bytes and stay alive until the returned event fires.
+  EventPtr to_host_async(void* dst, size_t dst_size) const;
+  // Event that fires when the buffer's contents have been computed.
+  EventPtr ready_event() const;
+
+ private:
+  std::shared_ptr<const Api> api_;
+  PJRT_Buffer* buffer_;
+};
+
+using BufferPtr = std::shared_ptr<Buffer>;
+
+}  // namespace torch_tpu::pjrt

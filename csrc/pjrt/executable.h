@@ -1,0 +1,43 @@
+// RAII over PJRT_LoadedExecutable: a compiled program bound to a client.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pjrt/api.h"
+#include "pjrt/buffer.h"
+#include "pjrt/event.h"
+
+namespace torch_tpu::pjrt {
+
+struct ExecuteResult {
+  std::vector<BufferPtr> outputs;
+  EventPtr done;  // fires when the execution finished (or failed)
+};
+
+class LoadedExecutable {
+ public:
+  LoadedExecutable(std::shared_ptr<const Api> api, PJRT_LoadedExecutable* executable);
+  ~LoadedExecutable();
+  LoadedExecutable(const LoadedExecutable&) = delete;
+  LoadedExecutable& operator=(const LoadedExecutable&) = delete;
+
+  size_t num_outputs() const { return num_outputs_; }
+  // Launches on `device` (a PJRT_Device of the owning client) and returns at
+  // once; outputs may be passed to further executions before they are ready.
+  ExecuteResult execute(const std::vector<PJRT_Buffer*>& args, PJRT_Device* device) const;
+  // Plugin-specific bytes that Client::deserialize() turns back into an
+  // executable without recompiling.
+  std::string serialize() const;
+
+ private:
+  std::shared_ptr<const Api> api_;
+  PJRT_LoadedExecutable* executable_;
+  PJRT_Executable* unloaded_ = nullptr;
+  size_t num_outputs_ = 0;
+};
+
+using ExecutablePtr = std::shared_ptr<LoadedExecutable>;
+
+}  // namespace torch_tpu::pjrt

@@ -1,0 +1,31 @@
+import glob
+import os
+import site
+import sys
+
+import pytest
+
+
+def _site_roots():
+    return list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
+
+
+def find_plugin(relative):
+    for root in _site_roots():
+        hits = glob.glob(os.path.join(root, relative))
+        if hits:
+            return hits[0]
+    return None
+
+
+CPU_PLUGIN = find_plugin("xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so")
+NEWER_CPU_PLUGIN = find_plugin("lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so")
+PLUGINS = {"xla_cpu_pjrt-0.81": CPU_PLUGIN, "lammps_jax_cpu-0.115": NEWER_CPU_PLUGIN}
+
+
+@pytest.fixture(params=sorted(PLUGINS))
+def plugin_path(request):
+    path = PLUGINS[request.param]
+    if path is None:
+        pytest.fail(f"plugin {request.param} is not installed (scripts/setup.sh installs it)")
+    return path

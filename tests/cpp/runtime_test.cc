@@ -1,0 +1,141 @@
+// Runs small StableHLO programs through the PJRT runtime layer, with no
+// PyTorch involved. The plugin path comes from TORCH_TPU_PJRT_PLUGIN (set by
+// tests/test_cpp_runtime.py, which runs this binary against each plugin).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "hlo/builder.h"
+#include "pjrt/client.h"
+#include "pjrt/padded_args.h"
+
+namespace torch_tpu {
+namespace {
+
+std::shared_ptr<pjrt::Client> client() {
+  static std::shared_ptr<pjrt::Client> c = [] {
+    const char* path = std::getenv("TORCH_TPU_PJRT_PLUGIN");
+    EXPECT_NE(path, nullptr) << "set TORCH_TPU_PJRT_PLUGIN";
+    return pjrt::Client::create(pjrt::Api::load(path), {});
+  }();
+  return c;
+}
+
+template <typename T>
+std::vector<T> to_host(const pjrt::Buffer& b) {
+  std::vector<T> out(b.element_count());
+  b.to_host_async(out.data(), out.size() * sizeof(T))->await();
+  return out;
+}
+
+pjrt::BufferPtr upload_f32(const std::vector<float>& data, const std::vector<int64_t>& dims) {
+  auto c = client();
+  return c
+      ->buffer_from_host(data.data(), PJRT_Buffer_Type_F32, dims, c->devices().at(0),
+                         pjrt::HostSemantics::kCopyDuringCall)
+      .buffer;
+}
+
+std::vector<pjrt::BufferPtr> run(const hlo::Builder& b, const std::vector<pjrt::BufferPtr>& args) {
+  auto c = client();
+  auto exe = c->compile(b.module_text(), pjrt::single_device_compile_options());
+  std::vector<PJRT_Buffer*> raw;
+  for (const auto& a : args) raw.push_back(a->raw());
+  auto result = exe->execute(raw, c->devices().at(0).raw);
+  result.done->await();
+  return result.outputs;
+}
+
+TEST(PaddedArgs, ReportsLargerSizeAndZeroFills) {
+  pjrt::PaddedArgs<PJRT_Buffer_Destroy_Args> args;
+  EXPECT_GT(args->struct_size, sizeof(PJRT_Buffer_Destroy_Args));
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(args.get());
+  for (size_t i = sizeof(PJRT_Buffer_Destroy_Args); i < args->struct_size; ++i) {
+    ASSERT_EQ(bytes[i], 0) << i;
+  }
+}
+
+TEST(Runtime, ClientHasDevices) {
+  auto c = client();
+  EXPECT_FALSE(c->platform_name().empty());
+  ASSERT_GE(c->devices().size(), 1u);
+  EXPECT_GE(c->api().minor_version(), 54);
+}
+
+TEST(Runtime, AddTwoVectors) {
+  hlo::Builder b;
+  hlo::TensorType t{hlo::ElementType::kF32, {4}};
+  auto x = b.parameter(t);
+  auto y = b.parameter(t);
+  b.set_results({b.binary("add", x, y)});
+  auto out = run(b, {upload_f32({1, 2, 3, 4}, {4}), upload_f32({10, 20, 30, 40}, {4})});
+  EXPECT_EQ(to_host<float>(*out.at(0)), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST(Runtime, ConstantsAreExact) {
+  hlo::Builder b;
+  b.set_results({b.constant(hlo::ElementType::kF32, 0.1),
+                 b.constant_int(hlo::ElementType::kS64, -(int64_t(1) << 40))});
+  auto out = run(b, {});
+  EXPECT_EQ(to_host<float>(*out.at(0)).at(0), 0.1f);
+  EXPECT_EQ(to_host<int64_t>(*out.at(1)).at(0), -(int64_t(1) << 40));
+}
+
+TEST(Runtime, GatherScatterTransposeSlice) {
+  hlo::Builder b;
+  auto x = b.parameter({hlo::ElementType::kF32, {6}});
+  auto idx = b.iota({hlo::ElementType::kS64, {3}}, 0);
+  auto two = b.splat(b.constant_int(hlo::ElementType::kS64, 2), {3});
+  auto even = b.binary("multiply", idx, two);  // 0, 2, 4
+  auto gathered = b.gather_1d(x, even);
+  auto scattered = b.scatter_1d(x, even, b.zeros({hlo::ElementType::kF32, {3}}));
+  auto transposed = b.transpose(b.reshape(x, {2, 3}), {1, 0});
+  auto sliced = b.slice(x, {1}, {6}, {2});
+  b.set_results({gathered, scattered, transposed, sliced});
+  auto out = run(b, {upload_f32({0, 1, 2, 3, 4, 5}, {6})});
+  EXPECT_EQ(to_host<float>(*out[0]), (std::vector<float>{0, 2, 4}));
+  EXPECT_EQ(to_host<float>(*out[1]), (std::vector<float>{0, 1, 0, 3, 0, 5}));
+  EXPECT_EQ(to_host<float>(*out[2]), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(to_host<float>(*out[3]), (std::vector<float>{1, 3, 5}));
+}
+
+TEST(Runtime, BitcastAcrossWidths) {
+  hlo::Builder b;
+  auto x = b.parameter({hlo::ElementType::kF32, {2}});
+  auto bytes = b.bitcast_convert(x, {hlo::ElementType::kU8, {2, 4}});
+  b.set_results({b.reshape(bytes, {8})});
+  auto out = run(b, {upload_f32({1.0f, -2.0f}, {2})});
+  std::vector<float> src{1.0f, -2.0f};
+  std::vector<uint8_t> expect(8);
+  std::memcpy(expect.data(), src.data(), 8);
+  EXPECT_EQ(to_host<uint8_t>(*out[0]), expect);
+}
+
+TEST(Runtime, SerializeRoundTrip) {
+  hlo::Builder b;
+  auto x = b.parameter({hlo::ElementType::kF32, {2}});
+  b.set_results({b.binary("multiply", x, x)});
+  auto c = client();
+  auto exe = c->compile(b.module_text(), pjrt::single_device_compile_options());
+  auto bytes = exe->serialize();
+  ASSERT_FALSE(bytes.empty());
+  auto loaded = c->deserialize(bytes);
+  auto arg = upload_f32({3, 4}, {2});
+  auto result = loaded->execute({arg->raw()}, c->devices().at(0).raw);
+  result.done->await();
+  EXPECT_EQ(to_host<float>(*result.outputs[0]), (std::vector<float>{9, 16}));
+}
+
+TEST(Runtime, CompileErrorIsException) {
+  auto c = client();
+  EXPECT_THROW(c->compile("this is not mlir", pjrt::single_device_compile_options()), pjrt::Error);
+}
+
+TEST(Runtime, MissingPluginIsException) {
+  EXPECT_THROW(pjrt::Api::load("/nonexistent/plugin.so"), pjrt::Error);
+}
+
+}  // namespace
+}  // namespace torch_tpu

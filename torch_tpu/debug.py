@@ -1,0 +1,61 @@
+"""Counters for understanding what the backend did: compiles, cache hits,
+executions and host<->device transfers."""
+
+from . import _C
+
+
+def metrics() -> dict:
+    """A snapshot of the process-wide counters, as a dict of ints.
+
+    `cpu_fallbacks` counts operator runs on the CPU fallback
+    (TORCH_TPU_CPU_FALLBACK=1); `fallback_ops` breaks it down by operator."""
+    m = dict(_C._metrics())
+    per_op = dict(_C._fallback_counts())
+    m["cpu_fallbacks"] = sum(per_op.values())
+    return m
+
+
+def fallback_ops() -> dict:
+    """Operator name -> number of runs on the CPU fallback."""
+    return dict(_C._fallback_counts())
+
+
+def reset_metrics() -> None:
+    _C._reset_metrics()
+
+
+_DESCRIPTIONS = {
+    "compiles": "programs compiled",
+    "compile_time_ns": "time spent compiling",
+    "cache_hits": "executable cache hits (in memory)",
+    "cached_executables": "executables held in memory",
+    "executions": "programs executed",
+    "h2d_transfers": "host-to-device transfers",
+    "h2d_bytes": "host-to-device bytes",
+    "d2h_transfers": "device-to-host transfers",
+    "d2h_bytes": "device-to-host bytes",
+    "pending_materializations": "deferred values materialized",
+    "cpu_fallbacks": "operator runs on the CPU fallback",
+}
+
+
+def _format(name: str, value: int) -> str:
+    if name.endswith("_ns"):
+        return f"{value / 1e6:.1f} ms"
+    if name.endswith("_bytes"):
+        for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if value >= size:
+                return f"{value / size:.2f} {unit} ({value} bytes)"
+        return f"{value} bytes"
+    return str(value)
+
+
+def metrics_report() -> str:
+    """The counters as readable text (also printed)."""
+    lines = ["torch_tpu metrics"]
+    for name, value in sorted(metrics().items()):
+        label = _DESCRIPTIONS.get(name, name)
+        lines.append(f"  {label:<40} {_format(name, value)}")
+    report = "\n".join(lines)
+    print(report)
+    return report

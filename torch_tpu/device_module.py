@@ -1,0 +1,265 @@
+"""`torch.tpu`: device management for the tpu backend, mirroring `torch.cuda`."""
+
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import torch
+
+from . import _C
+
+_DeviceLike = Union[torch.device, str, int, None]
+
+
+def _index(device: _DeviceLike = None, optional: bool = True) -> int:
+    """Device index of `device`; the current device for None."""
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)
+    if device.type != "tpu":
+        raise ValueError(f"Expected a tpu device, but got: {device}")
+    return current_device() if device.index is None else device.index
+
+
+def _check_index(index: int) -> int:
+    count = device_count()
+    if not 0 <= index < count:
+        raise RuntimeError(f"Invalid device index {index}: there are {count} tpu devices")
+    return index
+
+
+def is_available() -> bool:
+    try:
+        return device_count() > 0
+    except RuntimeError:
+        return False
+
+
+def is_initialized() -> bool:
+    return _C._runtime_initialized()
+
+
+def _lazy_init() -> None:
+    device_count()
+
+
+def _is_in_bad_fork() -> bool:
+    return False
+
+
+def device_count() -> int:
+    return _C._device_count()
+
+
+def current_device() -> int:
+    return _C._current_device()
+
+
+def set_device(device: _DeviceLike) -> None:
+    index = _index(device)
+    if index >= 0:
+        _C._set_device(_check_index(index))
+
+
+class device:
+    """Context manager that makes `device` current for the block."""
+
+    def __init__(self, device: Any):
+        self.idx = -1 if device is None else _index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = current_device()
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            set_device(self.idx)
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """Makes the device of tensor `obj` current (no-op for non-tpu tensors)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "tpu" else None)
+
+
+def synchronize(device: _DeviceLike = None) -> None:
+    """Waits for all work launched on the device; raises errors from it."""
+    _C._synchronize(_check_index(_index(device)))
+
+
+@dataclass(frozen=True)
+class _TpuDeviceProperties:
+    name: str
+    platform: str
+    platform_version: str
+    plugin_path: str
+    plugin_reason: str
+    pjrt_api_version: str
+    total_memory: int
+    memory_reported_by_plugin: bool
+    pjrt_id: int
+    local_hardware_id: int
+
+
+def get_device_properties(device: _DeviceLike = None) -> _TpuDeviceProperties:
+    return _TpuDeviceProperties(**_C._device_properties(_check_index(_index(device))))
+
+
+def get_device_name(device: _DeviceLike = None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: _DeviceLike = None) -> dict:
+    return {}
+
+
+# Memory: backed by the tpu allocator through torch.accelerator's interface.
+
+def memory_stats(device: _DeviceLike = None) -> dict:
+    return torch.accelerator.memory_stats(torch.device("tpu", _check_index(_index(device))))
+
+
+def memory_allocated(device: _DeviceLike = None) -> int:
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device: _DeviceLike = None) -> int:
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device: _DeviceLike = None) -> int:
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device: _DeviceLike = None) -> int:
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def reset_peak_memory_stats(device: _DeviceLike = None) -> None:
+    torch.accelerator.reset_peak_memory_stats(torch.device("tpu", _check_index(_index(device))))
+
+
+def reset_accumulated_memory_stats(device: _DeviceLike = None) -> None:
+    torch.accelerator.reset_accumulated_memory_stats(
+        torch.device("tpu", _check_index(_index(device))))
+
+
+def mem_get_info(device: _DeviceLike = None) -> tuple:
+    return torch.accelerator.get_memory_info(torch.device("tpu", _check_index(_index(device))))
+
+
+def empty_cache() -> None:
+    """Nothing is cached between PyTorch and PJRT; kept for API parity."""
+
+
+# Random number generation: one default generator per device.
+
+def default_generator(device: _DeviceLike = None) -> torch.Generator:
+    return _C._get_default_generator(_check_index(_index(device)))
+
+
+def _all_indices():
+    return range(device_count())
+
+
+def manual_seed(seed: int) -> None:
+    default_generator().manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    for i in _all_indices():
+        default_generator(i).manual_seed(int(seed))
+
+
+def seed() -> None:
+    default_generator().seed()
+
+
+def seed_all() -> None:
+    for i in _all_indices():
+        default_generator(i).seed()
+
+
+def initial_seed() -> int:
+    return default_generator().initial_seed()
+
+
+def get_rng_state(device: _DeviceLike = "tpu") -> torch.Tensor:
+    return default_generator(device).get_state()
+
+
+def get_rng_state_all() -> list:
+    return [get_rng_state(i) for i in _all_indices()]
+
+
+def set_rng_state(new_state: torch.Tensor, device: _DeviceLike = "tpu") -> None:
+    default_generator(device).set_state(new_state.cpu() if new_state.device.type != "cpu" else new_state)
+
+
+def set_rng_state_all(new_states) -> None:
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+# Streams and events: generic torch.Stream / torch.Event on the tpu device.
+
+class Stream(torch.Stream):
+    """A tpu stream. All streams of a device run in launch order."""
+
+    def __new__(cls, device: _DeviceLike = None, priority: int = 0, **kwargs):
+        if kwargs:  # re-wrapping an existing stream (stream_id, device_index, ...)
+            return super().__new__(cls, **kwargs)
+        with globals()["device"](device):
+            return super().__new__(cls, device=torch.device("tpu", _index(device)), priority=priority)
+
+
+class Event(torch.Event):
+    """A tpu event; records the device's work launched before record()."""
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        return super().__new__(cls, device=torch.device("tpu", current_device()),
+                               enable_timing=enable_timing, blocking=blocking,
+                               interprocess=interprocess)
+
+
+def current_stream(device: _DeviceLike = None) -> Stream:
+    s = torch.accelerator.current_stream(_check_index(_index(device)))
+    return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
+
+
+def default_stream(device: _DeviceLike = None) -> Stream:
+    s = torch.accelerator.current_stream(_check_index(_index(device)))
+    return Stream(stream_id=0, device_index=s.device_index, device_type=s.device_type)
+
+
+class StreamContext:
+    """Makes `stream` current for the block (like torch.cuda.StreamContext)."""
+
+    def __init__(self, stream: Optional[torch.Stream]):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return
+        self.prev = torch.accelerator.current_stream(self.stream.device_index)
+        torch.accelerator.set_stream(self.stream)
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            torch.accelerator.set_stream(self.prev)
+        return False
+
+
+def stream(stream: Optional[torch.Stream]) -> StreamContext:
+    return StreamContext(stream)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    torch.accelerator.set_stream(stream)

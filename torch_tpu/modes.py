@@ -1,0 +1,25 @@
+"""Eager execution modes: strict (default), debug, defer_and_fuse."""
+
+import contextlib
+
+from . import _C
+
+
+def set_eager_mode(mode: str) -> None:
+    """Sets the process-wide eager mode ('strict', 'debug' or 'defer_and_fuse')."""
+    _C._set_eager_mode(mode)
+
+
+def get_eager_mode() -> str:
+    """The mode in force for the calling thread."""
+    return _C._get_eager_mode()
+
+
+@contextlib.contextmanager
+def eager_mode(mode: str):
+    """Runs the block in `mode` on this thread only."""
+    previous = _C._set_thread_eager_mode(mode)
+    try:
+        yield
+    finally:
+        _C._set_thread_eager_mode(previous)
