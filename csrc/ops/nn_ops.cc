@@ -108,6 +108,25 @@ Value class_mask(Builder& b, Value target, const std::vector<int64_t>& input_sha
   return b.compare(hlo::Compare::kEQ, b.iota({ElementType::kS64, input_shape}, class_dim), t);
 }
 
+// What nll_loss forward and backward share: the one-hot class mask, which
+// samples count (target != ignore_index), and the class weights.
+struct NllTerms {
+  Value mask;    // shape of the input
+  Value valid;   // per sample
+  Value weight;  // shape of the input
+};
+
+NllTerms nll_terms(Builder& b, Value target, Value ignore_index, const Value* weight,
+                   const std::vector<int64_t>& shape, int64_t class_dim, ElementType t) {
+  NllTerms terms;
+  terms.mask = class_mask(b, target, shape, class_dim);
+  Value tgt = b.convert(target, ElementType::kS64);
+  terms.valid = b.compare(hlo::Compare::kNE, tgt, b.splat(ignore_index, tgt.type.dims));
+  terms.weight = weight != nullptr ? broadcast_to(b, b.convert(*weight, t), shape)
+                                   : b.splat(b.constant(t, 1), shape);
+  return terms;
+}
+
 void check_nll(const at::Tensor& self, const at::Tensor& target) {
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
   TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
@@ -168,11 +187,11 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
   program.output(total_weight);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Value x = in[0];
-    Value mask = class_mask(b, in[1], shape, class_dim);
-    Value tgt = b.convert(in[1], ElementType::kS64);
-    Value valid = b.compare(hlo::Compare::kNE, tgt, b.splat(in[2], tgt.type.dims));
-    Value w =
-        has_weight ? broadcast_to(b, b.convert(in[3], t), shape) : b.splat(b.constant(t, 1), shape);
+    const NllTerms terms =
+        nll_terms(b, in[1], in[2], has_weight ? &in[3] : nullptr, shape, class_dim, t);
+    const Value& mask = terms.mask;
+    const Value& valid = terms.valid;
+    const Value& w = terms.weight;
     Value zero = b.zeros({t, shape});
     // Per-sample weight w[target] and value x[target] (exact: one non-zero term).
     Value wt = b.reduce(b.select(mask, w, zero), b.constant(t, 0), {class_dim}, "add");
@@ -214,11 +233,11 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   if (has_weight) program.input(*weight);
   program.output(grad_input);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value mask = class_mask(b, in[1], shape, class_dim);
-    Value tgt = b.convert(in[1], ElementType::kS64);
-    Value valid = b.compare(hlo::Compare::kNE, tgt, b.splat(in[2], tgt.type.dims));
-    Value w =
-        has_weight ? broadcast_to(b, b.convert(in[4], t), shape) : b.splat(b.constant(t, 1), shape);
+    const NllTerms terms =
+        nll_terms(b, in[1], in[2], has_weight ? &in[4] : nullptr, shape, class_dim, t);
+    const Value& mask = terms.mask;
+    const Value& valid = terms.valid;
+    const Value& w = terms.weight;
     Value g = b.convert(in[0], t);
     if (reduction == at::Reduction::Mean) g = b.binary("divide", g, b.convert(in[3], t));
     // Per-sample upstream gradient, broadcast over classes.
