@@ -695,7 +695,15 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     result = at::empty(shape, first_tpu->options().dtype(result_dtype));
   }
 
-  const hlo::ElementType ctype = element_type_for(compute, op_name.c_str());
+  // Half and bfloat16 compute in float32 and round once at the end, like
+  // the CPU kernels' opmath type (scalars too).
+  // (Exception, also CPU's: trunc division rounds the quotient to the
+  // narrow type before truncating.)
+  const bool narrow_quotient =
+      name == "div" && attrs.count("rounding_mode") && attrs.at("rounding_mode") == "trunc";
+  const at::ScalarType opmath =
+      (compute == at::kHalf || compute == at::kBFloat16) && !narrow_quotient ? at::kFloat : compute;
+  const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   std::string key = "ew:" + op_name + ":" + hlo::mlir_name(ctype);
   for (const auto& o : operands) key += ":" + o.name + (o.is_tensor ? "=t" : "=s");
   for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;

@@ -245,6 +245,10 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       outs.push_back(reduce(b, x, dims, "and"));
     } else if (name == "any") {
       outs.push_back(reduce(b, x, dims, "or"));
+    } else if ((name == "argmax" || name == "argmin" || with_indices) && rank == 0) {
+      // A 0-d input has a single element: its value, at index 0.
+      if (with_indices) outs.push_back(x);
+      outs.push_back(b.constant_int(ElementType::kS64, 0));
     } else if (name == "argmax" || name == "argmin") {
       const bool is_max = name == "argmax";
       if (all_dims) {
