@@ -39,7 +39,9 @@ std::string Builder::name(Value v) const {
   if (v.id < 0 || static_cast<size_t>(v.id) >= value_types_.size()) {
     throw std::logic_error("hlo::Builder: value from another builder");
   }
-  return (is_param_[v.id] ? "%arg" : "%v") + std::to_string(value_index_[v.id]);
+  std::string n = (is_param_[v.id] ? "%arg" : "%v") + std::to_string(value_index_[v.id]);
+  if (result_index_[v.id] >= 0) n += "#" + std::to_string(result_index_[v.id]);
+  return n;
 }
 
 std::string Builder::operand_list(const std::vector<Value>& operands) const {
@@ -63,6 +65,7 @@ std::string Builder::type_list(const std::vector<Value>& values) {
 Value Builder::parameter(const TensorType& type) {
   Value v{static_cast<int>(value_types_.size()), type};
   is_param_.push_back(true);
+  result_index_.push_back(-1);
   value_index_.push_back(static_cast<int>(params_.size()));
   value_types_.push_back(type);
   params_.push_back(type);
@@ -72,11 +75,35 @@ Value Builder::parameter(const TensorType& type) {
 Value Builder::emit(const std::string& line, const TensorType& type) {
   Value v{static_cast<int>(value_types_.size()), type};
   is_param_.push_back(false);
+  result_index_.push_back(-1);
   value_index_.push_back(num_ops_);
   value_types_.push_back(type);
   lines_.push_back("%v" + std::to_string(num_ops_) + " = " + line);
   ++num_ops_;
   return v;
+}
+
+std::vector<Value> Builder::emit_multi(const std::string& line,
+                                       const std::vector<TensorType>& types) {
+  std::vector<Value> values;
+  for (size_t i = 0; i < types.size(); ++i) {
+    values.push_back(Value{static_cast<int>(value_types_.size()), types[i]});
+    is_param_.push_back(false);
+    result_index_.push_back(static_cast<int>(i));
+    value_index_.push_back(num_ops_);
+    value_types_.push_back(types[i]);
+  }
+  lines_.push_back("%v" + std::to_string(num_ops_) + ":" + std::to_string(types.size()) + " = " +
+                   line);
+  ++num_ops_;
+  return values;
+}
+
+std::string Builder::binary_region(const char* body, ElementType element) {
+  const std::string t = TensorType{element, {}}.str();
+  return " ({\n    ^bb0(%lhs: " + t + ", %rhs: " + t + "):\n      %r = \"stablehlo." + body +
+         "\"(%lhs, %rhs) : (" + t + ", " + t + ") -> " + t +
+         "\n      \"stablehlo.return\"(%r) : (" + t + ") -> ()\n    })";
 }
 
 Value Builder::op(const std::string& op_name, const std::vector<Value>& operands,
@@ -121,6 +148,19 @@ Value Builder::constant_int(ElementType type, int64_t value) {
 
 Value Builder::zeros(const TensorType& type) {
   return splat(constant_int(type.element, 0), type.dims);
+}
+
+Value Builder::constant_tensor(const TensorType& type, const std::vector<unsigned char>& bytes) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string hex = "\"0x";
+  for (unsigned char c : bytes) {
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  hex += "\"";
+  return emit("\"stablehlo.constant\"() {value = dense<" + hex + "> : " + type.str() +
+                  "} : () -> " + type.str(),
+              type);
 }
 
 Value Builder::iota(const TensorType& type, int64_t dimension) {
@@ -182,12 +222,24 @@ Value Builder::slice(Value x, const std::vector<int64_t>& start, const std::vect
 
 Value Builder::pad(Value x, Value pad_value, const std::vector<int64_t>& low,
                    const std::vector<int64_t>& high) {
+  return pad(x, pad_value, low, high, std::vector<int64_t>(x.type.dims.size(), 0));
+}
+
+Value Builder::pad(Value x, Value pad_value, const std::vector<int64_t>& low,
+                   const std::vector<int64_t>& high, const std::vector<int64_t>& interior) {
   std::vector<int64_t> dims = x.type.dims;
-  std::vector<int64_t> interior(dims.size(), 0);
-  for (size_t i = 0; i < dims.size(); ++i) dims[i] += low[i] + high[i];
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t n = dims[i];
+    dims[i] = low[i] + high[i] + (n > 0 ? n + (n - 1) * interior[i] : 0);
+  }
   return op("stablehlo.pad", {x, pad_value}, TensorType{x.type.element, dims},
             "edge_padding_low = " + i64_array(low) + ", edge_padding_high = " + i64_array(high) +
                 ", interior_padding = " + i64_array(interior));
+}
+
+Value Builder::reverse(Value x, const std::vector<int64_t>& dims) {
+  if (dims.empty()) return x;
+  return op("stablehlo.reverse", {x}, x.type, "dimensions = " + i64_array(dims));
 }
 
 Value Builder::concatenate(const std::vector<Value>& xs, int64_t dimension) {
@@ -215,12 +267,14 @@ Value Builder::gather_1d(Value x, Value indices) {
                 ">, indices_are_sorted = false, slice_sizes = array<i64: 1>");
 }
 
-Value Builder::scatter_1d(Value x, Value indices, Value updates) {
-  // The update computation keeps the new value ("replace" semantics).
+Value Builder::scatter_1d(Value x, Value indices, Value updates, const char* body) {
   TensorType scalar{x.type.element, {}};
-  std::string region = " ({\n    ^bb0(%lhs: " + scalar.str() + ", %rhs: " + scalar.str() +
-                       "):\n      \"stablehlo.return\"(%rhs) : (" + scalar.str() +
-                       ") -> ()\n    })";
+  // Without a body the update computation keeps the new value.
+  std::string region = body != nullptr
+                           ? binary_region(body, x.type.element)
+                           : " ({\n    ^bb0(%lhs: " + scalar.str() + ", %rhs: " + scalar.str() +
+                                 "):\n      \"stablehlo.return\"(%rhs) : (" + scalar.str() +
+                                 ") -> ()\n    })";
   std::string line = "\"stablehlo.scatter\"(" + operand_list({x, indices, updates}) + ")" + region +
                      " {indices_are_sorted = false, scatter_dimension_numbers = "
                      "#stablehlo.scatter<inserted_window_dims = [0], "
@@ -238,14 +292,9 @@ Value Builder::reduce(Value x, Value init, const std::vector<int64_t>& dims, con
     }
   }
   TensorType result{x.type.element, kept};
-  TensorType scalar{x.type.element, {}};
-  std::string region = " ({\n    ^bb0(%lhs: " + scalar.str() + ", %rhs: " + scalar.str() +
-                       "):\n      %r = \"stablehlo." + body + "\"(%lhs, %rhs) : (" + scalar.str() +
-                       ", " + scalar.str() + ") -> " + scalar.str() +
-                       "\n      \"stablehlo.return\"(%r) : (" + scalar.str() + ") -> ()\n    })";
-  std::string line = "\"stablehlo.reduce\"(" + operand_list({x, init}) + ")" + region +
-                     " {dimensions = " + i64_array(dims) + "} : (" + type_list({x, init}) +
-                     ") -> " + result.str();
+  std::string line = "\"stablehlo.reduce\"(" + operand_list({x, init}) + ")" +
+                     binary_region(body, x.type.element) + " {dimensions = " + i64_array(dims) +
+                     "} : (" + type_list({x, init}) + ") -> " + result.str();
   return emit(line, result);
 }
 

@@ -31,6 +31,8 @@ class Builder {
   Value constant(ElementType type, double value);
   Value constant_int(ElementType type, int64_t value);
   Value zeros(const TensorType& type);
+  // A dense constant from raw little-endian element bytes (numel * size).
+  Value constant_tensor(const TensorType& type, const std::vector<unsigned char>& bytes);
 
   Value iota(const TensorType& type, int64_t dimension);
   Value convert(Value x, ElementType to);
@@ -46,6 +48,10 @@ class Builder {
               const std::vector<int64_t>& strides);
   Value pad(Value x, Value pad_value, const std::vector<int64_t>& low,
             const std::vector<int64_t>& high);
+  // Pad with interior padding (zeros between elements); negative low/high crop.
+  Value pad(Value x, Value pad_value, const std::vector<int64_t>& low,
+            const std::vector<int64_t>& high, const std::vector<int64_t>& interior);
+  Value reverse(Value x, const std::vector<int64_t>& dims);
   Value concatenate(const std::vector<Value>& xs, int64_t dimension);
   // Writes `update` into `x` at constant start indices.
   Value dynamic_update_slice(Value x, Value update, const std::vector<int64_t>& start);
@@ -53,7 +59,9 @@ class Builder {
   Value gather_1d(Value x, Value indices);
   // x[indices[i...]] = updates[i...] for a rank-1 `x`; `updates` has the
   // shape of `indices`.
-  Value scatter_1d(Value x, Value indices, Value updates);
+  // `body` combines the old and the new value ("add", "maximum", ...);
+  // nullptr keeps the new value. Out-of-range indices are skipped.
+  Value scatter_1d(Value x, Value indices, Value updates, const char* body = nullptr);
 
   // Reduces `dims` of `x` with the binary StableHLO op `body` ("add",
   // "maximum", ...) starting from scalar `init`.
@@ -65,6 +73,32 @@ class Builder {
   Value dot_general(Value a, Value b, const std::vector<int64_t>& batch_a,
                     const std::vector<int64_t>& batch_b, const std::vector<int64_t>& contract_a,
                     const std::vector<int64_t>& contract_b, ElementType result);
+
+  // Windowed reduction (pooling, cumulative sums): one window per output
+  // element; `padding` holds (low, high) per dimension.
+  Value reduce_window(Value x, Value init, const std::vector<int64_t>& window,
+                      const std::vector<int64_t>& strides, const std::vector<int64_t>& dilation,
+                      const std::vector<std::pair<int64_t, int64_t>>& padding, const char* body);
+
+  // N-d convolution with PyTorch's layout: lhs [N, C, spatial...], rhs
+  // [O, I, spatial...], result [N, O, spatial...]. `rhs_spec` may swap the
+  // roles of rhs dims 0 and 1 ("io"), `lhs_spec`/`out_spec` the roles of dims
+  // 0 and 1 ("fb") — what the weight-gradient convolution needs.
+  struct ConvSpec {
+    std::vector<int64_t> strides, lhs_dilation, rhs_dilation;
+    std::vector<std::pair<int64_t, int64_t>> padding;
+    int64_t feature_groups = 1, batch_groups = 1;
+    bool lhs_fb = false, rhs_io = false, out_fb = false;
+  };
+  Value convolution(Value lhs, Value rhs, const ConvSpec& spec, const TensorType& result);
+
+  // Stable sort of `operands` (same shape) along `dim`, ordered by operand 0
+  // ascending or descending with NaN last in ascending order as PyTorch does
+  // (first when descending).
+  std::vector<Value> sort(const std::vector<Value>& operands, int64_t dim, bool descending);
+
+  // Counter-based random bits (Threefry): returns (new state, bits of `type`).
+  std::vector<Value> rng_bit_generator(Value state, const TensorType& type);
 
   Value binary(const char* op, Value a, Value b);  // "add", "multiply", ...
   Value unary(const char* op, Value a);            // "negate", "abs", ...
@@ -88,10 +122,15 @@ class Builder {
   std::string operand_list(const std::vector<Value>& operands) const;
   static std::string type_list(const std::vector<Value>& values);
   Value emit(const std::string& line_without_result, const TensorType& type);
+  std::vector<Value> emit_multi(const std::string& line_without_result,
+                                const std::vector<TensorType>& types);
+  // "({ ^bb0(%lhs: t, %rhs: t): %r = stablehlo.<body>(...) return %r })"
+  static std::string binary_region(const char* body, ElementType element);
 
   std::vector<TensorType> params_;
   std::vector<bool> is_param_;
-  std::vector<int> value_index_;  // param number or op result number
+  std::vector<int> value_index_;   // param number or op result number
+  std::vector<int> result_index_;  // result number of a multi-result op, else -1
   std::vector<TensorType> value_types_;
   std::vector<std::string> lines_;
   std::vector<Value> results_;

@@ -1,10 +1,13 @@
 // ATen kernels of the tpu backend, registered in ops/register.cc.
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 
+#include <array>
 #include <optional>
+#include <tuple>
 
 namespace torch_tpu::ops {
 
@@ -85,5 +88,97 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction);
 at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
                              const at::Tensor& target, int64_t reduction);
+
+// conv_ops.cc
+at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
+                       const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                       at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                       at::IntArrayRef output_padding, int64_t groups);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+    at::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> mask);
+
+// norm_ops.cc
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+    const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd,
+    bool train, double eps, std::array<bool, 3> mask);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
+    const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape,
+    const at::Tensor& mean, const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, std::array<bool, 3> mask);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, int64_t N, int64_t C, int64_t HxW, int64_t group,
+    double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight, int64_t N, int64_t C,
+    int64_t HxW, int64_t group, std::array<bool, 3> mask);
+
+// pool_ops.cc
+std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(
+    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
+    at::Tensor& indices);
+at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output,
+                                                 const at::Tensor& self,
+                                                 at::IntArrayRef kernel_size,
+                                                 at::IntArrayRef stride, at::IntArrayRef padding,
+                                                 at::IntArrayRef dilation, bool ceil_mode,
+                                                 const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                           at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                           bool count_include_pad, std::optional<int64_t> divisor_override,
+                           at::Tensor& out);
+at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                    std::optional<int64_t> divisor_override,
+                                    at::Tensor& grad_input);
+at::Tensor adaptive_avg_pool2d(const at::Tensor& self, at::IntArrayRef output_size);
+at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self);
+at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                   std::optional<double> scales_h, std::optional<double> scales_w,
+                                   at::Tensor& out);
+at::Tensor& upsample_nearest2d_backward_out(const at::Tensor& grad_output,
+                                            at::IntArrayRef output_size, at::IntArrayRef input_size,
+                                            std::optional<double> scales_h,
+                                            std::optional<double> scales_w, at::Tensor& grad_input);
+at::Tensor& upsample_bilinear2d_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                    bool align_corners, std::optional<double> scales_h,
+                                    std::optional<double> scales_w, at::Tensor& out);
+at::Tensor& upsample_bilinear2d_backward_out(const at::Tensor& grad_output,
+                                             at::IntArrayRef output_size,
+                                             at::IntArrayRef input_size, bool align_corners,
+                                             std::optional<double> scales_h,
+                                             std::optional<double> scales_w,
+                                             at::Tensor& grad_input);
+
+// random_ops.cc
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
+at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen);
+at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
+                              std::optional<at::Generator> gen);
+at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> gen);
+at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> gen);
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen);
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
+                                                  std::optional<bool> train);
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale);
+at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> gen, at::Tensor& out);
+at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replacement,
+                       std::optional<at::Generator> gen);
 
 }  // namespace torch_tpu::ops

@@ -76,6 +76,36 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
   m.impl("mse_loss", TORCH_FN(mse_loss));
   m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
+  m.impl("convolution_overrideable", TORCH_FN(convolution));
+  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
+  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
+  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("native_group_norm", TORCH_FN(native_group_norm));
+  m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));
+  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
+  m.impl("max_pool2d_with_indices_backward.grad_input",
+         TORCH_FN(max_pool2d_with_indices_backward_out));
+  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
+  m.impl("upsample_nearest2d.out", TORCH_FN(upsample_nearest2d_out));
+  m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(upsample_nearest2d_backward_out));
+  m.impl("upsample_bilinear2d.out", TORCH_FN(upsample_bilinear2d_out));
+  m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(upsample_bilinear2d_backward_out));
+  m.impl("uniform_", TORCH_FN(uniform_));
+  m.impl("normal_", TORCH_FN(normal_));
+  m.impl("bernoulli_.float", TORCH_FN(bernoulli_float_));
+  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
+  m.impl("random_.from", TORCH_FN(random_from_));
+  m.impl("random_.to", TORCH_FN(random_to_));
+  m.impl("random_", TORCH_FN(random_));
+  m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
+  m.impl("randperm.generator_out", TORCH_FN(randperm_out));
+  m.impl("multinomial", TORCH_FN(multinomial));
   // Elementwise ops: one boxed kernel for all overloads.
   register_elementwise(m);
   register_reductions(m);

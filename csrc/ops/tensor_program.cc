@@ -218,12 +218,16 @@ void TensorProgram::run(const Lowering& lower) {
   });
 
   std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_);
-  size_t next = 0;
-  std::vector<bool> done(slots_.size(), false);
+  // The program returns one flat buffer per written storage, in slot order.
+  std::vector<const hlo::StridedView*> written_view(slots_.size(), nullptr);
   for (const auto& [slot, view] : outputs_) {
-    if (slot < 0 || done[slot]) continue;
-    done[slot] = true;
-    const hlo::ElementType type = slots_[slot].needs_base ? base_types[slot].element : view.element;
+    if (slot >= 0) written_view[slot] = &view;
+  }
+  size_t next = 0;
+  for (size_t slot = 0; slot < slots_.size(); ++slot) {
+    if (written_view[slot] == nullptr) continue;
+    const hlo::ElementType type =
+        slots_[slot].needs_base ? base_types[slot].element : written_view[slot]->element;
     slots_[slot].storage->set_buffer(results.at(next++), type);
   }
 }

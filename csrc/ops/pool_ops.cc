@@ -1,0 +1,430 @@
+// Pooling and resampling over the two trailing dims of [N, C, H, W] (or
+// [C, H, W]): max_pool2d with indices, avg_pool2d, adaptive_avg_pool2d and
+// nearest/bilinear upsampling, forward and backward.
+//
+// Windowed pools visit the window taps one strided slice at a time (a few
+// taps for the kernels models use), so padding, dilation, ceil_mode and the
+// CPU's tie and NaN rules stay explicit. Adaptive pooling and upsampling are
+// separable linear maps: out = Mh · x · Mwᵀ with small constant matrices
+// built on the host with ATen's own index formulas, and the backward is the
+// transpose, so forward and backward share one lowering.
+#include <ATen/native/AdaptivePooling.h>
+#include <ATen/native/Pool.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/UpSample.h>
+#include <ATen/ops/empty.h>
+
+#include <cstring>
+#include <limits>
+
+#include "core/dtype_map.h"
+#include "ops/kernels.h"
+#include "ops/program_key.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::TensorType;
+using hlo::Value;
+
+struct Pool2d {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t H, W, OH, OW;
+  int64_t planes;  // N * C
+};
+
+Pool2d pool_params(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
+                   at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                   const char* op) {
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op,
+              ": Expected 3D or 4D (batch mode) tensor for input, got ", self.sizes());
+  TORCH_CHECK(kernel.size() == 1 || kernel.size() == 2, op,
+              ": kernel_size must either be a single int, or a tuple of two ints");
+  auto pick = [](at::IntArrayRef v, size_t i, int64_t fill) {
+    return v.empty() ? fill : v[v.size() == 1 ? 0 : i];
+  };
+  Pool2d p;
+  p.kh = kernel[0];
+  p.kw = pick(kernel, 1, p.kh);
+  p.sh = pick(stride, 0, p.kh);
+  p.sw = pick(stride, 1, p.kw);
+  p.ph = pick(padding, 0, 0);
+  p.pw = pick(padding, 1, 0);
+  p.dh = pick(dilation, 0, 1);
+  p.dw = pick(dilation, 1, 1);
+  TORCH_CHECK(p.kh > 0 && p.kw > 0, op, ": kernel size should be greater than zero");
+  TORCH_CHECK(p.sh > 0 && p.sw > 0, op, ": stride should be greater than zero");
+  p.H = self.size(-2);
+  p.W = self.size(-1);
+  p.OH = at::native::pooling_output_shape<int64_t>(p.H, p.kh, p.ph, p.sh, p.dh, ceil_mode);
+  p.OW = at::native::pooling_output_shape<int64_t>(p.W, p.kw, p.pw, p.sw, p.dw, ceil_mode);
+  TORCH_CHECK(p.OH > 0 && p.OW > 0, op, ": Given input size ", self.sizes(),
+              ", calculated output size is too small");
+  p.planes = self.numel() / std::max<int64_t>(1, p.H * p.W);
+  return p;
+}
+
+std::vector<int64_t> out_sizes(const at::Tensor& self, int64_t oh, int64_t ow) {
+  std::vector<int64_t> s = self.sizes().vec();
+  s[s.size() - 2] = oh;
+  s[s.size() - 1] = ow;
+  return s;
+}
+
+// One window tap: the input element each output position reads (zero where
+// it falls in the padding), whether it is inside the input, and its flat
+// index h * W + w in the plane.
+struct Tap {
+  Value value, valid, index;
+};
+
+Tap window_tap(Builder& b, Value x, const Pool2d& p, int64_t i, int64_t j) {
+  // Pad so every tap of every output position is inside the array.
+  const int64_t need_h = (p.OH - 1) * p.sh + (p.kh - 1) * p.dh + 1;
+  const int64_t need_w = (p.OW - 1) * p.sw + (p.kw - 1) * p.dw + 1;
+  const int64_t high_h = std::max<int64_t>(0, need_h - p.H - p.ph);
+  const int64_t high_w = std::max<int64_t>(0, need_w - p.W - p.pw);
+  Value padded = b.pad(x, b.constant(x.type.element, 0), {0, p.ph, p.pw}, {0, high_h, high_w});
+  const int64_t h0 = i * p.dh, w0 = j * p.dw;
+  Tap t;
+  t.value =
+      b.slice(padded, {0, h0, w0},
+              {p.planes, h0 + (p.OH - 1) * p.sh + 1, w0 + (p.OW - 1) * p.sw + 1}, {1, p.sh, p.sw});
+  const TensorType it{ElementType::kS64, {p.planes, p.OH, p.OW}};
+  auto splat = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kS64, v), it.dims); };
+  // Input row/column of this tap: o * stride - pad + tap * dilation.
+  Value row = b.binary("add", b.binary("multiply", b.iota(it, 1), splat(p.sh)), splat(h0 - p.ph));
+  Value col = b.binary("add", b.binary("multiply", b.iota(it, 2), splat(p.sw)), splat(w0 - p.pw));
+  auto inside = [&](Value v, int64_t n) {
+    return b.binary("and", b.compare(Compare::kGE, v, splat(0)),
+                    b.compare(Compare::kLT, v, splat(n)));
+  };
+  t.valid = b.binary("and", inside(row, p.H), inside(col, p.W));
+  t.index = b.binary("add", b.binary("multiply", row, splat(p.W)), col);
+  return t;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(
+    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
+    at::Tensor& indices) {
+  const char* op = "max_pool2d_with_indices";
+  const Pool2d p = pool_params(self, kernel_size, stride, padding, dilation, ceil_mode, op);
+  TORCH_CHECK(p.dh > 0 && p.dw > 0, op, ": dilation should be greater than zero");
+  const auto sizes = out_sizes(self, p.OH, p.OW);
+  at::native::resize_output(out, sizes);
+  at::native::resize_output(indices, sizes);
+  if (out.numel() == 0) return {out, indices};
+  const ElementType t = element_type_for(self.scalar_type(), op);
+  TensorProgram program(
+      op, program_key("maxpool", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, ceil_mode));
+  program.input(self);
+  program.output(out);
+  program.output(indices);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value x = b.reshape(in[0], {p.planes, p.H, p.W});
+    const std::vector<int64_t> od{p.planes, p.OH, p.OW};
+    // The first in-bounds tap is always taken, so the start value is moot.
+    Value best = b.zeros({t, od});
+    Value best_index = b.splat(b.constant_int(ElementType::kS64, -1), od);
+    for (int64_t i = 0; i < p.kh; ++i) {
+      for (int64_t j = 0; j < p.kw; ++j) {
+        Tap tap = window_tap(b, x, p, i, j);
+        // CPU rule: take a value greater than the best so far, or a NaN; the
+        // first in-bounds tap stands for a window of -inf.
+        Value take = b.compare(Compare::kGT, tap.value, best);
+        if (is_float(t)) take = b.binary("or", take, b.compare(Compare::kNE, tap.value, tap.value));
+        Value unset =
+            b.compare(Compare::kLT, best_index, b.splat(b.constant_int(ElementType::kS64, 0), od));
+        take = b.binary("and", tap.valid, b.binary("or", take, unset));
+        best = b.select(take, tap.value, best);
+        best_index = b.select(take, tap.index, best_index);
+      }
+    }
+    return std::vector<Value>{b.reshape(best, sizes), b.reshape(best_index, sizes)};
+  });
+  return {out, indices};
+}
+
+at::Tensor& max_pool2d_with_indices_backward_out(
+    const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
+    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+    const at::Tensor& indices, at::Tensor& grad_input) {
+  const char* op = "max_pool2d_with_indices_backward";
+  const Pool2d p = pool_params(self, kernel_size, stride, padding, dilation, ceil_mode, op);
+  at::native::resize_output(grad_input, self.sizes());
+  if (grad_input.numel() == 0) return grad_input;
+  const ElementType t = element_type_for(self.scalar_type(), op);
+  TensorProgram program(op, "maxpool_bwd");
+  program.input(grad_output);
+  program.input(indices);
+  program.output(grad_input);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    // Scatter-add each output gradient to the plane element it came from.
+    const int64_t n = p.planes * p.OH * p.OW;
+    Value plane = b.iota({ElementType::kS64, {p.planes, p.OH * p.OW}}, 0);
+    Value base = b.binary("multiply", plane,
+                          b.splat(b.constant_int(ElementType::kS64, p.H * p.W), plane.type.dims));
+    Value idx = b.binary("add", base,
+                         b.reshape(b.convert(in[1], ElementType::kS64), {p.planes, p.OH * p.OW}));
+    Value acc = b.zeros({t, {p.planes * p.H * p.W}});
+    Value r = b.scatter_1d(acc, b.reshape(idx, {n}), b.reshape(in[0], {n}), "add");
+    return std::vector<Value>{b.reshape(r, self.sizes().vec())};
+  });
+  return grad_input;
+}
+
+namespace {
+
+// Divisor per output position, as the CPU kernel computes it.
+Value avg_divisor(Builder& b, const Pool2d& p, bool count_include_pad,
+                  std::optional<int64_t> divisor_override, ElementType t) {
+  const std::vector<int64_t> od{p.OH, p.OW};
+  if (divisor_override.has_value()) {
+    return b.splat(b.constant(t, static_cast<double>(*divisor_override)), od);
+  }
+  const TensorType it{ElementType::kS64, od};
+  auto splat = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kS64, v), od); };
+  auto extent = [&](int dim, int64_t s, int64_t pad, int64_t k, int64_t n, bool clip) {
+    Value start = b.binary("subtract", b.binary("multiply", b.iota(it, dim), splat(s)), splat(pad));
+    Value end = b.binary("minimum", b.binary("add", start, splat(k)), splat(n + pad));
+    if (clip) {
+      start = b.binary("maximum", start, splat(0));
+      end = b.binary("minimum", end, splat(n));
+    }
+    return b.binary("subtract", end, start);
+  };
+  const bool clip = !count_include_pad;
+  Value count = b.binary("multiply", extent(0, p.sh, p.ph, p.kh, p.H, clip),
+                         extent(1, p.sw, p.pw, p.kw, p.W, clip));
+  return b.convert(count, t);
+}
+
+ElementType acc_of(ElementType t) {
+  return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
+}
+
+}  // namespace
+
+at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                           at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                           bool count_include_pad, std::optional<int64_t> divisor_override,
+                           at::Tensor& out) {
+  const char* op = "avg_pool2d";
+  const Pool2d p = pool_params(self, kernel_size, stride, padding, {}, ceil_mode, op);
+  TORCH_CHECK(!divisor_override.has_value() || *divisor_override != 0, op,
+              ": divisor must be not zero");
+  const auto sizes = out_sizes(self, p.OH, p.OW);
+  at::native::resize_output(out, sizes);
+  if (out.numel() == 0) return out;
+  const ElementType t = element_type_for(self.scalar_type(), op);
+  const ElementType acc = acc_of(t);
+  TensorProgram program(op, program_key("avgpool", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
+                                        count_include_pad, divisor_override.value_or(0)));
+  program.input(self);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value x = b.convert(b.reshape(in[0], {p.planes, p.H, p.W}), acc);
+    Value sum = b.zeros({acc, {p.planes, p.OH, p.OW}});
+    for (int64_t i = 0; i < p.kh; ++i) {
+      for (int64_t j = 0; j < p.kw; ++j) {
+        sum = b.binary("add", sum, window_tap(b, x, p, i, j).value);  // padding reads 0
+      }
+    }
+    Value div = b.broadcast_in_dim(avg_divisor(b, p, count_include_pad, divisor_override, acc),
+                                   sum.type.dims, {1, 2});
+    return std::vector<Value>{b.reshape(b.convert(b.binary("divide", sum, div), t), sizes)};
+  });
+  return out;
+}
+
+at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                    std::optional<int64_t> divisor_override,
+                                    at::Tensor& grad_input) {
+  const char* op = "avg_pool2d_backward";
+  const Pool2d p = pool_params(self, kernel_size, stride, padding, {}, ceil_mode, op);
+  at::native::resize_output(grad_input, self.sizes());
+  if (grad_input.numel() == 0) return grad_input;
+  const ElementType t = element_type_for(self.scalar_type(), op);
+  const ElementType acc = acc_of(t);
+  TensorProgram program(op,
+                        program_key("avgpool_bwd", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
+                                    count_include_pad, divisor_override.value_or(0)));
+  program.input(grad_output);
+  program.output(grad_input);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value g = b.convert(b.reshape(in[0], {p.planes, p.OH, p.OW}), acc);
+    Value div = b.broadcast_in_dim(avg_divisor(b, p, count_include_pad, divisor_override, acc),
+                                   g.type.dims, {1, 2});
+    g = b.binary("divide", g, div);
+    // Each tap sends g to input position o * stride - pad + tap: spread g
+    // with interior padding (stride - 1) and shift it by the tap offset.
+    Value sum = b.zeros({acc, {p.planes, p.H, p.W}});
+    const int64_t span_h = (p.OH - 1) * p.sh + 1, span_w = (p.OW - 1) * p.sw + 1;
+    for (int64_t i = 0; i < p.kh; ++i) {
+      for (int64_t j = 0; j < p.kw; ++j) {
+        const int64_t low_h = i - p.ph, low_w = j - p.pw;
+        Value placed =
+            b.pad(g, b.constant(acc, 0), {0, low_h, low_w},
+                  {0, p.H - low_h - span_h, p.W - low_w - span_w}, {0, p.sh - 1, p.sw - 1});
+        sum = b.binary("add", sum, placed);
+      }
+    }
+    return std::vector<Value>{b.reshape(b.convert(sum, t), self.sizes().vec())};
+  });
+  return grad_input;
+}
+
+namespace {
+
+// A resampling matrix [out, in] (row o: the weights output o gives inputs).
+using Matrix = std::vector<float>;
+
+Matrix adaptive_matrix(int64_t in, int64_t out) {
+  Matrix m(out * in, 0.f);
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t s = at::native::start_index(o, out, in), e = at::native::end_index(o, out, in);
+    for (int64_t i = s; i < e; ++i) m[o * in + i] = 1.f / static_cast<float>(e - s);
+  }
+  return m;
+}
+
+Matrix nearest_matrix(int64_t in, int64_t out, std::optional<double> scale) {
+  Matrix m(out * in, 0.f);
+  for (int64_t o = 0; o < out; ++o) m[o * in + at::native::nearest_idx(o, in, out, scale)] = 1.f;
+  return m;
+}
+
+Matrix linear_matrix(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  Matrix m(out * in, 0.f);
+  const float ratio = at::native::area_pixel_compute_scale<float>(in, out, align_corners, scale);
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t i0, i1;
+    float l0, l1;
+    at::native::compute_source_index_and_lambda<float, float>(i0, i1, l0, l1, ratio, o, in, out,
+                                                              align_corners);
+    m[o * in + i0] += l0;
+    m[o * in + i1] += l1;
+  }
+  return m;
+}
+
+Value matrix_constant(Builder& b, const Matrix& m, int64_t rows, int64_t cols) {
+  std::vector<unsigned char> bytes(m.size() * sizeof(float));
+  std::memcpy(bytes.data(), m.data(), bytes.size());
+  return b.constant_tensor({ElementType::kF32, {rows, cols}}, bytes);
+}
+
+// y[p, o, q] = sum_i M[o, i] x[p, i, q] on a [planes, H, W] value; `along`
+// picks H (1) or W (2). With `transpose`, applies Mᵀ (the backward).
+Value apply_along(Builder& b, Value x, Value m, int along, bool transpose) {
+  // dot_general puts x's free dims first, then m's free dim.
+  Value y = b.dot_general(x, m, {}, {}, {along}, {transpose ? 0 : 1}, x.type.element);
+  return along == 1 ? b.transpose(y, {0, 2, 1}) : y;
+}
+
+// The whole separable map, forward (x: [planes, H, W] -> [planes, OH, OW])
+// or transposed (g: [planes, OH, OW] -> [planes, H, W]).
+at::Tensor& separable_map(const char* op, const std::string& key, const at::Tensor& src,
+                          at::Tensor& dst, const Matrix& mh, const Matrix& mw, int64_t H, int64_t W,
+                          int64_t OH, int64_t OW, bool transpose) {
+  if (dst.numel() == 0) return dst;
+  const ElementType t = element_type_for(src.scalar_type(), op);
+  TORCH_CHECK(is_float(t), op, ": expected a floating point input, got ", src.scalar_type());
+  const int64_t planes = dst.numel() / (transpose ? H * W : OH * OW);
+  TensorProgram program(op, key);
+  program.input(src);
+  program.output(dst);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value x = transpose ? b.reshape(in[0], {planes, OH, OW}) : b.reshape(in[0], {planes, H, W});
+    x = b.convert(x, ElementType::kF32);
+    Value y = apply_along(b, x, matrix_constant(b, mh, OH, H), 1, transpose);
+    y = apply_along(b, y, matrix_constant(b, mw, OW, W), 2, transpose);
+    return std::vector<Value>{b.reshape(b.convert(y, t), dst.sizes().vec())};
+  });
+  return dst;
+}
+
+std::string scale_key(std::optional<double> s) { return s ? std::to_string(*s) : "-"; }
+
+}  // namespace
+
+at::Tensor adaptive_avg_pool2d(const at::Tensor& self, at::IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": Expected 3D or 4D tensor, but got ",
+              self.sizes());
+  TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2");
+  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
+  at::Tensor out = at::empty(out_sizes(self, OH, OW), self.options());
+  return separable_map(op, program_key("adaptive_avg", OH, OW), self, out, adaptive_matrix(H, OH),
+                       adaptive_matrix(W, OW), H, W, OH, OW, false);
+}
+
+at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  const int64_t H = self.size(-2), W = self.size(-1);
+  const int64_t OH = grad_output.size(-2), OW = grad_output.size(-1);
+  at::Tensor grad_input = at::empty(self.sizes(), self.options());
+  return separable_map(op, program_key("adaptive_avg_bwd", H, W), grad_output, grad_input,
+                       adaptive_matrix(H, OH), adaptive_matrix(W, OW), H, W, OH, OW, true);
+}
+
+at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                   std::optional<double> scales_h, std::optional<double> scales_w,
+                                   at::Tensor& out) {
+  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
+  at::native::resize_output(out, out_sizes(self, OH, OW));
+  return separable_map(
+      "upsample_nearest2d", program_key("nearest", scale_key(scales_h), scale_key(scales_w)), self,
+      out, nearest_matrix(H, OH, scales_h), nearest_matrix(W, OW, scales_w), H, W, OH, OW, false);
+}
+
+at::Tensor& upsample_nearest2d_backward_out(const at::Tensor& grad_output,
+                                            at::IntArrayRef output_size, at::IntArrayRef input_size,
+                                            std::optional<double> scales_h,
+                                            std::optional<double> scales_w,
+                                            at::Tensor& grad_input) {
+  const int64_t H = input_size[2], W = input_size[3], OH = output_size[0], OW = output_size[1];
+  at::native::resize_output(grad_input, input_size);
+  return separable_map("upsample_nearest2d_backward",
+                       program_key("nearest_bwd", scale_key(scales_h), scale_key(scales_w)),
+                       grad_output, grad_input, nearest_matrix(H, OH, scales_h),
+                       nearest_matrix(W, OW, scales_w), H, W, OH, OW, true);
+}
+
+at::Tensor& upsample_bilinear2d_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                    bool align_corners, std::optional<double> scales_h,
+                                    std::optional<double> scales_w, at::Tensor& out) {
+  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
+  at::native::resize_output(out, out_sizes(self, OH, OW));
+  return separable_map(
+      "upsample_bilinear2d",
+      program_key("bilinear", align_corners, scale_key(scales_h), scale_key(scales_w)), self, out,
+      linear_matrix(H, OH, align_corners, scales_h), linear_matrix(W, OW, align_corners, scales_w),
+      H, W, OH, OW, false);
+}
+
+at::Tensor& upsample_bilinear2d_backward_out(const at::Tensor& grad_output,
+                                             at::IntArrayRef output_size,
+                                             at::IntArrayRef input_size, bool align_corners,
+                                             std::optional<double> scales_h,
+                                             std::optional<double> scales_w,
+                                             at::Tensor& grad_input) {
+  const int64_t H = input_size[2], W = input_size[3], OH = output_size[0], OW = output_size[1];
+  at::native::resize_output(grad_input, input_size);
+  return separable_map(
+      "upsample_bilinear2d_backward",
+      program_key("bilinear_bwd", align_corners, scale_key(scales_h), scale_key(scales_w)),
+      grad_output, grad_input, linear_matrix(H, OH, align_corners, scales_h),
+      linear_matrix(W, OW, align_corners, scales_w), H, W, OH, OW, true);
+}
+
+}  // namespace torch_tpu::ops

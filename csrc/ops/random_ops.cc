@@ -1,0 +1,364 @@
+// Random ops drawn from the per-device generator: uniform_, normal_,
+// bernoulli_, random_, dropout, randperm and multinomial.
+//
+// Every draw is stablehlo.rng_bit_generator (Threefry) keyed by the
+// generator's seed and a counter offset that the generator advances by the
+// number of values drawn, so a seed gives the same sequence on every run and
+// consecutive draws never reuse counters. Seed and offset are runtime
+// scalars: drawing again does not recompile.
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+
+#include <cmath>
+#include <mutex>
+
+#include "core/dtype_map.h"
+#include "device/generator.h"
+#include "ops/broadcast.h"
+#include "ops/kernels.h"
+#include "ops/program_key.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::TensorType;
+using hlo::Value;
+
+// A program that draws random bits: its first two runtime scalars are the
+// generator's seed and the offset reserved for this draw.
+class RandomProgram {
+ public:
+  RandomProgram(const char* op, const std::string& key, const std::optional<at::Generator>& gen,
+                int device_index, uint64_t count)
+      : program_(op, key) {
+    auto* g = at::get_generator_or_default<TpuGeneratorImpl>(
+        gen, default_generator(static_cast<c10::DeviceIndex>(device_index)));
+    std::lock_guard<std::mutex> lock(g->mutex_);
+    program_.scalar(c10::Scalar(static_cast<int64_t>(g->current_seed())), ElementType::kU64);
+    // Keep offsets aligned so draws of any size start on a fresh block.
+    program_.scalar(c10::Scalar(static_cast<int64_t>(g->reserve((count + 3) / 4 * 4))),
+                    ElementType::kU64);
+  }
+  TensorProgram& program() { return program_; }
+
+ private:
+  TensorProgram program_;
+};
+
+// Random bits of `type` (ui32 or ui64) from the (seed, offset) parameters.
+Value random_bits(Builder& b, Value seed, Value offset, const TensorType& type) {
+  Value state = b.concatenate({b.reshape(seed, {1}), b.reshape(offset, {1})}, 0);
+  return b.rng_bit_generator(state, type)[1];
+}
+
+// Uniform [0, 1) in f32 (24 random bits) or f64 (53 bits), as CPU does.
+Value uniform01(Builder& b, Value seed, Value offset, const std::vector<int64_t>& dims,
+                ElementType compute) {
+  const bool f64 = compute == ElementType::kF64;
+  const ElementType bits_t = f64 ? ElementType::kU64 : ElementType::kU32;
+  Value bits = random_bits(b, seed, offset, {bits_t, dims});
+  const int keep = f64 ? 53 : 24;
+  Value shift = b.splat(b.constant_int(bits_t, (f64 ? 64 : 32) - keep), dims);
+  Value mantissa = b.convert(b.binary("shift_right_logical", bits, shift), compute);
+  return b.binary("multiply", mantissa, b.splat(b.constant(compute, std::ldexp(1.0, -keep)), dims));
+}
+
+ElementType float_compute(ElementType t) {
+  return t == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32;
+}
+
+int draw_device(const at::Tensor& t) { return t.device().index() < 0 ? 0 : t.device().index(); }
+
+// Runs `draw` (seed, offset, extra inputs -> value of self's shape) into self.
+template <typename Draw>
+at::Tensor& draw_into(at::Tensor& self, const char* op, const std::string& key,
+                      const std::optional<at::Generator>& gen,
+                      const std::vector<std::pair<c10::Scalar, ElementType>>& scalars,
+                      const std::vector<at::Tensor>& tensors, Draw draw) {
+  if (self.numel() == 0) return self;
+  RandomProgram rp(op, key, gen, draw_device(self), static_cast<uint64_t>(self.numel()) * 2);
+  TensorProgram& program = rp.program();
+  for (const auto& [value, type] : scalars) program.scalar(value, type);
+  for (const auto& t : tensors) program.input(t);
+  program.output(self);
+  program.run(
+      [&](Builder& b, const std::vector<Value>& in) { return std::vector<Value>{draw(b, in)}; });
+  return self;
+}
+
+void check_float(const at::Tensor& self, const char* op) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op,
+              " is implemented for floating point tensors only, got ", self.scalar_type());
+}
+
+}  // namespace
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  check_float(self, "uniform_");
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  const ElementType t = element_type_for(self.scalar_type(), "uniform_");
+  const ElementType c = float_compute(t);
+  const auto dims = self.sizes().vec();
+  return draw_into(self, "uniform_", "uniform", gen, {{from, c}, {to, c}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     Value u = uniform01(b, in[0], in[1], dims, c);
+                     Value range = b.splat(b.binary("subtract", in[3], in[2]), dims);
+                     return b.convert(
+                         b.binary("add", b.binary("multiply", u, range), b.splat(in[2], dims)), t);
+                   });
+}
+
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  check_float(self, "normal_");
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  const ElementType t = element_type_for(self.scalar_type(), "normal_");
+  const ElementType c = float_compute(t);
+  const auto dims = self.sizes().vec();
+  std::vector<int64_t> two = dims;
+  two.insert(two.begin(), 2);
+  return draw_into(
+      self, "normal_", "normal", gen, {{mean, c}, {std, c}}, {},
+      [&](Builder& b, const std::vector<Value>& in) {
+        // Box-Muller on two uniforms; 1 - u1 is in (0, 1], so the log is finite.
+        Value u = uniform01(b, in[0], in[1], two, c);
+        std::vector<int64_t> start(two.size(), 0), limit = two, step(two.size(), 1);
+        limit[0] = 1;
+        Value u1 = b.reshape(b.slice(u, start, limit, step), dims);
+        start[0] = 1;
+        limit[0] = 2;
+        Value u2 = b.reshape(b.slice(u, start, limit, step), dims);
+        Value one = b.splat(b.constant(c, 1), dims);
+        Value r = b.unary("sqrt", b.binary("multiply", b.splat(b.constant(c, -2), dims),
+                                           b.unary("log", b.binary("subtract", one, u1))));
+        Value theta = b.binary("multiply", b.splat(b.constant(c, 2 * M_PI), dims), u2);
+        Value z = b.binary("multiply", r, b.unary("cosine", theta));
+        return b.convert(
+            b.binary("add", b.binary("multiply", z, b.splat(in[3], dims)), b.splat(in[2], dims)),
+            t);
+      });
+}
+
+at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  const ElementType t = element_type_for(self.scalar_type(), "bernoulli_");
+  const auto dims = self.sizes().vec();
+  return draw_into(self, "bernoulli_", "bernoulli_p", gen, {{p, ElementType::kF64}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     Value u = uniform01(b, in[0], in[1], dims, ElementType::kF64);
+                     return b.convert(b.compare(Compare::kLT, u, b.splat(in[2], dims)), t);
+                   });
+}
+
+at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
+                              std::optional<at::Generator> gen) {
+  const ElementType t = element_type_for(self.scalar_type(), "bernoulli_");
+  const auto dims = self.sizes().vec();
+  return draw_into(self, "bernoulli_", "bernoulli_t", gen, {}, {p},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     Value u = uniform01(b, in[0], in[1], dims, ElementType::kF64);
+                     Value prob = broadcast_to(b, b.convert(in[2], ElementType::kF64), dims);
+                     return b.convert(b.compare(Compare::kLT, u, prob), t);
+                   });
+}
+
+at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> gen) {
+  const char* op = "random_";
+  const ElementType t = element_type_for(self.scalar_type(), op);
+  // Without `to`: up to the largest value the dtype holds exactly (CPU rule).
+  uint64_t range;
+  if (to.has_value()) {
+    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", *to);
+    range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
+  } else {
+    int64_t max;
+    switch (self.scalar_type()) {
+      case at::kFloat:
+        max = int64_t(1) << 24;
+        break;
+      case at::kDouble:
+        max = int64_t(1) << 53;
+        break;
+      case at::kHalf:
+        max = int64_t(1) << 11;
+        break;
+      case at::kBFloat16:
+        max = int64_t(1) << 8;
+        break;
+      case at::kBool:
+        max = 1;
+        break;
+      case at::kByte:
+        max = 255;
+        break;
+      case at::kChar:
+        max = 127;
+        break;
+      case at::kShort:
+        max = 32767;
+        break;
+      case at::kInt:
+        max = 2147483647;
+        break;
+      default:
+        max = std::numeric_limits<int64_t>::max();
+        break;
+    }
+    range = static_cast<uint64_t>(max) - static_cast<uint64_t>(from) + 1;
+  }
+  const auto dims = self.sizes().vec();
+  return draw_into(self, op, "random", gen,
+                   {{c10::Scalar(static_cast<int64_t>(range)), ElementType::kU64},
+                    {c10::Scalar(from), ElementType::kS64}},
+                   {}, [&](Builder& b, const std::vector<Value>& in) {
+                     Value bits = random_bits(b, in[0], in[1], {ElementType::kU64, dims});
+                     Value v = b.binary("remainder", bits, b.splat(in[2], dims));
+                     v = b.binary("add", b.convert(v, ElementType::kS64), b.splat(in[3], dims));
+                     return b.convert(v, t);
+                   });
+}
+
+at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
+  return random_from_(self, 0, to, gen);
+}
+
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
+  return random_from_(self, 0, std::nullopt, gen);
+}
+
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
+                                                  std::optional<bool> train) {
+  TORCH_CHECK(0 <= p && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+  if (input.numel() == 0) return {out, mask};
+  const bool training = !train.has_value() || *train;
+  const ElementType t = element_type_for(input.scalar_type(), "native_dropout");
+  const auto dims = input.sizes().vec();
+  if (!training || p == 0) {
+    copy_on_device(out, input, "native_dropout");
+    fill_tensor(mask, true, "native_dropout");
+    return {out, mask};
+  }
+  RandomProgram rp("native_dropout", "dropout", std::nullopt, draw_device(input),
+                   static_cast<uint64_t>(input.numel()));
+  TensorProgram& program = rp.program();
+  program.scalar(p, ElementType::kF64);
+  program.input(input);
+  program.output(out);
+  program.output(mask);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    // Keep with probability 1 - p and scale kept values by 1 / (1 - p).
+    Value u = uniform01(b, in[0], in[1], dims, ElementType::kF32);
+    Value keep = b.compare(Compare::kGE, u, b.splat(b.convert(in[2], ElementType::kF32), dims));
+    const ElementType c = t == ElementType::kF64 ? t : ElementType::kF32;
+    Value scale = b.binary("divide", b.constant(c, 1),
+                           b.binary("subtract", b.constant(c, 1), b.convert(in[2], c)));
+    if (p == 1) scale = b.constant(c, 0);
+    Value y = b.binary("multiply", b.convert(in[3], c), b.splat(scale, dims));
+    y = b.select(keep, y, b.zeros({c, dims}));
+    return std::vector<Value>{b.convert(y, t), keep};
+  });
+  return {out, mask};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
+  at::Tensor out = at::empty(grad.sizes(), grad.options());
+  if (grad.numel() == 0) return out;
+  const ElementType t = element_type_for(grad.scalar_type(), "native_dropout_backward");
+  const ElementType c = t == ElementType::kF64 ? t : ElementType::kF32;
+  const auto dims = grad.sizes().vec();
+  TensorProgram program("native_dropout_backward", "dropout_bwd");
+  program.input(grad);
+  program.input(mask);
+  program.scalar(scale, c);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value g = b.binary("multiply", b.convert(in[0], c), b.splat(in[2], dims));
+    Value keep = b.convert(broadcast_to(b, in[1], dims), ElementType::kPred);
+    return std::vector<Value>{b.convert(b.select(keep, g, b.zeros({c, dims})), t)};
+  });
+  return out;
+}
+
+at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> gen, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "randperm: n must be non-negative, got", n);
+  at::native::resize_output(out, {n});
+  if (n == 0) return out;
+  const ElementType t = element_type_for(out.scalar_type(), "randperm");
+  RandomProgram rp("randperm", "randperm", gen, draw_device(out), static_cast<uint64_t>(n));
+  TensorProgram& program = rp.program();
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    // Sorting by random keys carries the positions along: a uniform shuffle.
+    Value keys = random_bits(b, in[0], in[1], {ElementType::kU64, {n}});
+    Value positions = b.iota({ElementType::kS64, {n}}, 0);
+    return std::vector<Value>{b.convert(b.sort({keys, positions}, 0, false)[1], t)};
+  });
+  return out;
+}
+
+at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replacement,
+                       std::optional<at::Generator> gen) {
+  const char* op = "multinomial";
+  TORCH_CHECK(self.dim() == 1 || self.dim() == 2, op, ": prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op,
+              ": only floating-point dtypes are supported for self");
+  TORCH_CHECK(num_samples > 0, op, ": cannot sample n_sample <= 0 samples");
+  const int64_t n = self.size(-1), rows = self.dim() == 2 ? self.size(0) : 1;
+  TORCH_CHECK(replacement || num_samples <= n, op,
+              ": cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  std::vector<int64_t> out_shape{num_samples};
+  if (self.dim() == 2) out_shape.insert(out_shape.begin(), rows);
+  at::Tensor out = at::empty(out_shape, self.options().dtype(at::kLong));
+  if (out.numel() == 0) return out;
+  RandomProgram rp(op, program_key("multinomial", num_samples, replacement), gen, draw_device(self),
+                   static_cast<uint64_t>(rows * std::max(n, num_samples)));
+  TensorProgram& program = rp.program();
+  program.input(self);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    const ElementType c = ElementType::kF64;
+    Value p = b.reshape(b.convert(in[2], c), {rows, n});
+    Value result;
+    if (replacement) {
+      // Inverse CDF: the sample is how many cumulative weights lie at or
+      // below u * total.
+      Value cdf =
+          b.reduce_window(p, b.constant(c, 0), {1, n}, {1, 1}, {1, 1}, {{0, 0}, {n - 1, 0}}, "add");
+      Value total = b.reshape(b.slice(cdf, {0, n - 1}, {rows, n}, {1, 1}), {rows, 1});
+      Value u = uniform01(b, in[0], in[1], {rows, num_samples}, c);
+      Value target = b.binary("multiply", u, broadcast_to(b, total, {rows, num_samples}));
+      const std::vector<int64_t> cube{rows, num_samples, n};
+      Value below = b.compare(Compare::kLE, b.broadcast_in_dim(cdf, cube, {0, 2}),
+                              b.broadcast_in_dim(target, cube, {0, 1}));
+      Value count = b.reduce(b.convert(below, ElementType::kS64),
+                             b.constant_int(ElementType::kS64, 0), {2}, "add");
+      result = b.binary("minimum", count,
+                        b.splat(b.constant_int(ElementType::kS64, n - 1), {rows, num_samples}));
+    } else {
+      // Gumbel top-k: the k largest log(p) - log(-log(u)) are a sample
+      // without replacement; zero-probability classes are never chosen.
+      Value u = uniform01(b, in[0], in[1], {rows, n}, c);
+      Value one = b.splat(b.constant(c, 1), {rows, n});
+      Value gumbel =
+          b.unary("negate",
+                  b.unary("log", b.unary("negate", b.unary("log", b.binary("subtract", one, u)))));
+      Value keys = b.binary("add", b.unary("log", p), gumbel);
+      Value idx = b.iota({ElementType::kS64, {rows, n}}, 1);
+      Value sorted = b.sort({keys, idx}, 1, true)[1];
+      result = b.slice(sorted, {0, 0}, {rows, num_samples}, {1, 1});
+    }
+    return std::vector<Value>{b.reshape(result, out_shape)};
+  });
+  return out;
+}
+
+}  // namespace torch_tpu::ops
