@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include "ops/elementwise.h"
+#include "ops/index_kernels.h"
 #include "ops/kernels.h"
 #include "ops/missing_op.h"
 #include "ops/reduction.h"
@@ -106,6 +107,26 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
   m.impl("randperm.generator_out", TORCH_FN(randperm_out));
   m.impl("multinomial", TORCH_FN(multinomial));
+  // Indexing.
+  m.impl("index_select", TORCH_FN(index_select));
+  m.impl("index_select.out", TORCH_FN(index_select_out));
+  m.impl("gather.out", TORCH_FN(gather_out));
+  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
+  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
+  m.impl("scatter.reduce_out", TORCH_FN(scatter_reduce_out));
+  m.impl("scatter.value_reduce_out", TORCH_FN(scatter_value_reduce_out));
+  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
+  m.impl("scatter_reduce.two_out", TORCH_FN(scatter_reduce_two_out));
+  m.impl("index_add.out", TORCH_FN(index_add_out));
+  m.impl("embedding", TORCH_FN(embedding));
+  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
+  m.impl("index.Tensor_out", TORCH_FN(index_out));
+  m.impl("_index_put_impl_", TORCH_FN(index_put_impl_));
+  m.impl("take", TORCH_FN(take));
+  m.impl("take.out", TORCH_FN(take_out));
+  m.impl("put_", TORCH_FN(put_));
+  m.impl("nonzero", TORCH_FN(nonzero));
+  m.impl("nonzero.out", TORCH_FN(nonzero_out));
   // Elementwise ops: one boxed kernel for all overloads.
   register_elementwise(m);
   register_reductions(m);
