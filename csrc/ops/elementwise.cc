@@ -318,6 +318,58 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          return scale(b, in, b.binary("multiply", in["self"], r), 1.0 / 6.0); }}},
       {"softplus", {R::kFloat, [](Builder& b, const Inputs& in) { return softplus(b, in, in["self"]); },
        {"self"}}},
+      {"elu_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // Written with the input or (is_result) the output, as ATen's formula.
+         Value g = in["grad_output"], x = in["self_or_result"];
+         Value neg_coef = b.binary("multiply", in["alpha"], in["scale"]);
+         Value neg = in.attr("is_result") == "1"
+             ? b.binary("multiply", b.binary("multiply", g, in["input_scale"]), b.binary("add", x, neg_coef))
+             : b.binary("multiply", b.binary("multiply", g, b.binary("multiply", in["input_scale"], neg_coef)),
+                        b.unary("exponential", b.binary("multiply", x, in["input_scale"])));
+         return b.select(b.compare(C::kLE, x, b.zeros(x.type)), neg, b.binary("multiply", g, in["scale"])); },
+       {"grad_output", "self_or_result"}}},
+      {"hardswish_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"], x = in["self"];
+         Value mid = b.binary("multiply", g, b.binary("add", scale(b, in, x, 1.0 / 3.0), scalar_like(b, in, 0.5)));
+         Value r = b.select(b.compare(C::kLE, x, scalar_like(b, in, 3)), mid, g);
+         return b.select(b.compare(C::kLT, x, scalar_like(b, in, -3)), b.zeros(x.type), r); }}},
+      {"hardsigmoid_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"], x = in["self"];
+         Value inside = b.binary("and", b.compare(C::kGT, x, scalar_like(b, in, -3)), b.compare(C::kLT, x, scalar_like(b, in, 3)));
+         return b.select(inside, scale(b, in, g, 1.0 / 6.0), b.zeros(x.type)); }}},
+      {"softplus_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"], xb = b.binary("multiply", in["self"], in["beta"]);
+         Value z = b.unary("exponential", xb);
+         Value soft = b.binary("multiply", g, b.binary("divide", z, b.binary("add", z, scalar_like(b, in, 1))));
+         return b.select(b.compare(C::kGT, xb, in["threshold"]), g, soft); },
+       {"grad_output", "self"}}},
+      {"logit_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"], x = in["self"];
+         Value one = scalar_like(b, in, 1);
+         Value grad = b.binary("divide", g, b.binary("multiply", x, b.binary("subtract", one, x)));
+         if (!in.has("eps")) {
+           Value out = b.binary("or", b.compare(C::kLT, x, b.zeros(x.type)), b.compare(C::kGT, x, one));
+           return b.select(out, scalar_like(b, in, std::nan("")), grad);
+         }
+         Value lo = in["eps"], hi = b.binary("subtract", one, in["eps"]);
+         Value out = b.binary("or", b.compare(C::kLT, x, lo), b.compare(C::kGT, x, hi));
+         return b.select(out, b.zeros(x.type), grad); },
+       {"grad_output", "self"}}},
+      {"sgn", {R::kPromoted, [](Builder& b, const Inputs& in) { return b.unary("sign", in["self"]); }}},
+      {"xlogy", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // 0 * log(y) is 0 unless y is NaN.
+         Value x = in["self"], y = in["other"];
+         Value r = b.binary("multiply", x, b.unary("log", y));
+         Value zero_x = b.binary("and", b.compare(C::kEQ, x, b.zeros(x.type)), b.compare(C::kEQ, y, y));
+         return b.select(zero_x, b.zeros(x.type), r); }}},
+      {"isneginf", {R::kBool, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         if (!hlo::is_float(x.type.element)) return b.compare(C::kNE, x, x);
+         return b.compare(C::kEQ, x, scalar_like(b, in, -INFINITY)); }}},
+      {"isposinf", {R::kBool, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         if (!hlo::is_float(x.type.element)) return b.compare(C::kNE, x, x);
+         return b.compare(C::kEQ, x, scalar_like(b, in, INFINITY)); }}},
       // Binary arithmetic.
       {"add", {R::kPromoted, add_like("add"), {"self", "other"}}},
       {"sub", {R::kPromoted, add_like("subtract"), {"self", "other"}}},
@@ -554,7 +606,29 @@ std::vector<std::string> overloads() {
                             "tanh_backward.grad_input",
                             "threshold_backward.grad_input",
                             "leaky_relu_backward.grad_input",
-                            "logit_"}) {
+                            "logit_",
+                            "elu_backward",
+                            "elu_backward.grad_input",
+                            "hardswish_backward",
+                            "hardsigmoid_backward",
+                            "hardsigmoid_backward.grad_input",
+                            "softplus_backward",
+                            "softplus_backward.grad_input",
+                            "logit_backward",
+                            "logit_backward.grad_input",
+                            "sgn",
+                            "sgn_",
+                            "sgn.out",
+                            "xlogy.Tensor",
+                            "xlogy_.Tensor",
+                            "xlogy.OutTensor",
+                            "xlogy.Scalar_Other",
+                            "xlogy_.Scalar_Other",
+                            "xlogy.OutScalar_Other",
+                            "xlogy.Scalar_Self",
+                            "xlogy.OutScalar_Self",
+                            "isneginf.out",
+                            "isposinf.out"}) {
     names.push_back(extra);
   }
   return names;
@@ -567,11 +641,14 @@ struct Operand {
   at::Scalar scalar;
 };
 
+// Scalar and float arguments (logit's eps, softplus's beta) are runtime
+// scalars of the op, like Python numbers passed as Scalar.
 bool is_scalar_type(const c10::TypePtr& type) {
-  if (type->kind() == c10::TypeKind::NumberType) return true;
-  if (auto opt = type->cast<c10::OptionalType>()) {
-    return opt->getElementType()->kind() == c10::TypeKind::NumberType;
-  }
+  auto numeric = [](c10::TypeKind k) {
+    return k == c10::TypeKind::NumberType || k == c10::TypeKind::FloatType;
+  };
+  if (numeric(type->kind())) return true;
+  if (auto opt = type->cast<c10::OptionalType>()) return numeric(opt->getElementType()->kind());
   return false;
 }
 

@@ -13,6 +13,7 @@
 #include "ops/kernels.h"
 #include "ops/missing_op.h"
 #include "ops/reduction.h"
+#include "ops/shape_kernels.h"
 
 namespace torch_tpu::ops {
 
@@ -127,6 +128,50 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("put_", TORCH_FN(put_));
   m.impl("nonzero", TORCH_FN(nonzero));
   m.impl("nonzero.out", TORCH_FN(nonzero_out));
+  // Ordering, scans, structure.
+  m.impl("sort.values_stable", TORCH_FN(sort_stable_out));
+  m.impl("topk.values", TORCH_FN(topk_out));
+  m.impl("cumsum.out", TORCH_FN(cumsum_out));
+  m.impl("cumprod.out", TORCH_FN(cumprod_out));
+  m.impl("flip", TORCH_FN(flip));
+  m.impl("roll", TORCH_FN(roll));
+  m.impl("tril.out", TORCH_FN(tril_out));
+  m.impl("triu.out", TORCH_FN(triu_out));
+  // Composites of other tpu ops.
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero));
+  m.impl("addmv.out", TORCH_FN(addmv_out));
+  m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
+  m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
+  m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(smooth_l1_loss_backward_out));
+  m.impl("huber_loss", TORCH_FN(huber_loss));
+  m.impl("huber_loss_backward", TORCH_FN(huber_loss_backward));
+  m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
+  m.impl("reflection_pad1d.out", TORCH_FN(reflection_pad_out));
+  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(reflection_pad_backward_out));
+  m.impl("reflection_pad2d.out", TORCH_FN(reflection_pad_out));
+  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(reflection_pad_backward_out));
+  m.impl("reflection_pad3d.out", TORCH_FN(reflection_pad_out));
+  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(reflection_pad_backward_out));
+  m.impl("replication_pad1d.out", TORCH_FN(replication_pad_out));
+  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(replication_pad_backward_out));
+  m.impl("replication_pad2d.out", TORCH_FN(replication_pad_out));
+  m.impl("replication_pad2d_backward.grad_input", TORCH_FN(replication_pad_backward_out));
+  m.impl("replication_pad3d.out", TORCH_FN(replication_pad_out));
+  m.impl("replication_pad3d_backward.grad_input", TORCH_FN(replication_pad_backward_out));
+  m.impl("reflection_pad1d", TORCH_FN(reflection_pad));
+  m.impl("reflection_pad1d_backward", TORCH_FN(reflection_pad_backward));
+  m.impl("reflection_pad2d", TORCH_FN(reflection_pad));
+  m.impl("reflection_pad2d_backward", TORCH_FN(reflection_pad_backward));
+  m.impl("reflection_pad3d", TORCH_FN(reflection_pad));
+  m.impl("reflection_pad3d_backward", TORCH_FN(reflection_pad_backward));
+  m.impl("replication_pad1d", TORCH_FN(replication_pad));
+  m.impl("replication_pad1d_backward", TORCH_FN(replication_pad_backward));
+  m.impl("replication_pad2d", TORCH_FN(replication_pad));
+  m.impl("replication_pad2d_backward", TORCH_FN(replication_pad_backward));
+  m.impl("replication_pad3d", TORCH_FN(replication_pad));
+  m.impl("replication_pad3d_backward", TORCH_FN(replication_pad_backward));
   // Elementwise ops: one boxed kernel for all overloads.
   register_elementwise(m);
   register_reductions(m);

@@ -1,0 +1,205 @@
+// Ops written as a few other tpu ops (each a cached program of its own):
+// losses without a fused lowering yet, log_sigmoid, addmv, count_nonzero,
+// and reflection/replication padding (an index_select per padded dim, whose
+// backward is the matching index_add). DeferAndFuse will fuse these chains;
+// in Strict mode they cost one launch per step.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+
+#include "ops/shape_kernels.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+at::Tensor reduce_loss(const at::Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return loss.mean();
+  if (reduction == at::Reduction::Sum) return loss.sum();
+  return loss;
+}
+
+// d(reduce(loss))/d(loss) times grad_output, for the elementwise backward.
+at::Tensor reduce_grad(const at::Tensor& grad_output, const at::Tensor& self, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return grad_output / static_cast<double>(self.numel());
+  return grad_output;
+}
+
+void write_to(at::Tensor& out, const at::Tensor& value) {
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+}
+
+// Source position along one padded dim of each output position.
+at::Tensor pad_source_index(int64_t size, int64_t before, int64_t after, bool reflect,
+                            const at::TensorOptions& options, const char* op) {
+  if (reflect) {
+    TORCH_CHECK(before < size && after < size, op, ": Padding size should be less than the ",
+                "corresponding input dimension, but got: padding (", before, ", ", after,
+                ") at dimension of input size ", size);
+  } else {
+    TORCH_CHECK(size > 0 || (before == 0 && after == 0), op, ": input has an empty dimension");
+  }
+  std::vector<int64_t> idx;
+  for (int64_t o = -before; o < size + after; ++o) {
+    int64_t i = o;
+    if (reflect) {
+      if (i < 0) i = -i;
+      if (i >= size) i = 2 * (size - 1) - i;
+    } else {
+      i = std::min(std::max<int64_t>(i, 0), size - 1);
+    }
+    idx.push_back(i);
+  }
+  return at::tensor(idx, at::TensorOptions().dtype(at::kLong)).to(options.device());
+}
+
+at::Tensor pad_forward(const at::Tensor& self, at::IntArrayRef padding, bool reflect,
+                       const char* op) {
+  TORCH_CHECK(padding.size() % 2 == 0 && padding.size() / 2 <= static_cast<size_t>(self.dim()), op,
+              ": padding size is invalid: ", padding);
+  at::Tensor r = self;
+  // padding lists (left, right) pairs from the last dim backwards.
+  for (size_t i = 0; i < padding.size() / 2; ++i) {
+    const int64_t dim = self.dim() - 1 - static_cast<int64_t>(i);
+    r = r.index_select(dim, pad_source_index(self.size(dim), padding[2 * i], padding[2 * i + 1],
+                                             reflect, self.options(), op));
+  }
+  return r;
+}
+
+at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                        at::IntArrayRef padding, bool reflect, const char* op) {
+  at::Tensor g = grad_output;
+  for (size_t i = padding.size() / 2; i-- > 0;) {
+    const int64_t dim = self.dim() - 1 - static_cast<int64_t>(i);
+    std::vector<int64_t> shape = g.sizes().vec();
+    shape[dim] = self.size(dim);
+    g = at::zeros(shape, g.options())
+            .index_add_(dim,
+                        pad_source_index(self.size(dim), padding[2 * i], padding[2 * i + 1],
+                                         reflect, self.options(), op),
+                        g);
+  }
+  return g;
+}
+
+}  // namespace
+
+at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {
+  return at::sum(self.ne(0), dims, false, at::kLong);
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ",
+              self.dim(), ", ", mat.dim(), ", ", vec.dim());
+  at::Tensor r = at::mv(mat, vec);
+  if (!alpha.equal(1)) r = r * alpha;
+  // beta == 0 ignores self entirely (NaN included), as in BLAS.
+  if (!beta.equal(0)) r = r + (beta.equal(1) ? self : self * beta);
+  write_to(out, r.expand({mat.size(0)}));
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
+  // min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|.
+  at::Tensor out = at::clamp_max(self, 0) - at::log1p(at::exp(-at::abs(self)));
+  return {out, at::empty({0}, self.options())};
+}
+
+at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                const at::Tensor& /*buffer*/) {
+  return grad_output * at::sigmoid(-self);
+}
+
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                               double beta, at::Tensor& out) {
+  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+  at::Tensor d = at::abs(self - target);
+  at::Tensor loss = beta == 0 ? d : at::where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta);
+  write_to(out, reduce_loss(loss, reduction));
+  return out;
+}
+
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                        const at::Tensor& target, int64_t reduction, double beta,
+                                        at::Tensor& grad_input) {
+  at::Tensor diff = self - target;
+  at::Tensor local =
+      beta == 0 ? at::sign(diff) : at::where(at::abs(diff) < beta, diff / beta, at::sign(diff));
+  write_to(grad_input, (local * reduce_grad(grad_output, self, reduction)).expand(self.sizes()));
+  return grad_input;
+}
+
+at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                      double delta) {
+  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+  at::Tensor d = at::abs(self - target);
+  return reduce_loss(at::where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta), reduction);
+}
+
+at::Tensor huber_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               const at::Tensor& target, int64_t reduction, double delta) {
+  at::Tensor local = at::clamp(self - target, -delta, delta);
+  return (local * reduce_grad(grad_output, self, reduction)).expand(self.sizes()).contiguous();
+}
+
+at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
+                                const std::optional<at::Tensor>& weight, int64_t reduction) {
+  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+              ") that is different to the input size (", self.sizes(), ") is deprecated. ",
+              "Please ensure they have the same size.");
+  // log clamped at -100, as PyTorch does, so 0 and 1 inputs stay finite.
+  at::Tensor log_x = at::clamp_min(at::log(self), -100);
+  at::Tensor log_1mx = at::clamp_min(at::log1p(-self), -100);
+  at::Tensor loss = -(target * log_x + (1 - target) * log_1mx);
+  if (weight.has_value() && weight->defined()) loss = loss * *weight;
+  return reduce_loss(loss, reduction);
+}
+
+at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                         const at::Tensor& target,
+                                         const std::optional<at::Tensor>& weight,
+                                         int64_t reduction) {
+  at::Tensor grad = (self - target) / at::clamp_min((1 - self) * self, 1e-12);
+  if (weight.has_value() && weight->defined()) grad = grad * *weight;
+  return (grad * reduce_grad(grad_output, self, reduction)).expand(self.sizes()).contiguous();
+}
+
+at::Tensor& reflection_pad_out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& out) {
+  write_to(out, pad_forward(self, padding, true, "reflection_pad"));
+  return out;
+}
+
+at::Tensor& reflection_pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                        at::IntArrayRef padding, at::Tensor& grad_input) {
+  write_to(grad_input, pad_backward(grad_output, self, padding, true, "reflection_pad_backward"));
+  return grad_input;
+}
+
+at::Tensor& replication_pad_out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& out) {
+  write_to(out, pad_forward(self, padding, false, "replication_pad"));
+  return out;
+}
+
+at::Tensor& replication_pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                         at::IntArrayRef padding, at::Tensor& grad_input) {
+  write_to(grad_input, pad_backward(grad_output, self, padding, false, "replication_pad_backward"));
+  return grad_input;
+}
+
+at::Tensor reflection_pad(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_forward(self, padding, true, "reflection_pad");
+}
+at::Tensor reflection_pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                   at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, true, "reflection_pad_backward");
+}
+at::Tensor replication_pad(const at::Tensor& self, at::IntArrayRef padding) {
+  return pad_forward(self, padding, false, "replication_pad");
+}
+at::Tensor replication_pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef padding) {
+  return pad_backward(grad_output, self, padding, false, "replication_pad_backward");
+}
+
+}  // namespace torch_tpu::ops

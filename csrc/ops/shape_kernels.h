@@ -1,0 +1,65 @@
+// Ordering, scans and structural ops (ops/shape_ops.cc), and ops composed of
+// other tpu kernels (ops/composite_ops.cc).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <optional>
+#include <tuple>
+
+namespace torch_tpu::ops {
+
+// shape_ops.cc
+std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self,
+                                                     std::optional<bool> stable, int64_t dim,
+                                                     bool descending, at::Tensor& values,
+                                                     at::Tensor& indices);
+std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim,
+                                              bool largest, bool sorted, at::Tensor& values,
+                                              at::Tensor& indices);
+at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                       at::Tensor& out);
+at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                        at::Tensor& out);
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims);
+at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims);
+at::Tensor& tril_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out);
+at::Tensor& triu_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out);
+
+// composite_ops.cc
+at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims);
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
+std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self);
+at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                const at::Tensor& buffer);
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                               double beta, at::Tensor& out);
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                        const at::Tensor& target, int64_t reduction, double beta,
+                                        at::Tensor& grad_input);
+at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                      double delta);
+at::Tensor huber_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               const at::Tensor& target, int64_t reduction, double delta);
+at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
+                                const std::optional<at::Tensor>& weight, int64_t reduction);
+at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                         const at::Tensor& target,
+                                         const std::optional<at::Tensor>& weight,
+                                         int64_t reduction);
+at::Tensor& reflection_pad_out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& out);
+at::Tensor& reflection_pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                        at::IntArrayRef padding, at::Tensor& grad_input);
+at::Tensor& replication_pad_out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& out);
+at::Tensor& replication_pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                         at::IntArrayRef padding, at::Tensor& grad_input);
+at::Tensor reflection_pad(const at::Tensor& self, at::IntArrayRef padding);
+at::Tensor reflection_pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                   at::IntArrayRef padding);
+at::Tensor replication_pad(const at::Tensor& self, at::IntArrayRef padding);
+at::Tensor replication_pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef padding);
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,203 @@
+// Ordering (sort, topk), scans (cumsum, cumprod) and structural ops (flip,
+// roll, tril, triu), each one lowered program.
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+
+#include "core/dtype_map.h"
+#include "ops/program_key.h"
+#include "ops/shape_kernels.h"
+#include "ops/tensor_program.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::Value;
+
+// Sorted values and s64 positions of `x` along `dim` (stable).
+std::pair<Value, Value> sort_along(Builder& b, Value x, int64_t dim, bool descending) {
+  if (x.type.dims.empty()) return {x, b.constant_int(ElementType::kS64, 0)};
+  Value idx = b.iota({ElementType::kS64, x.type.dims}, dim);
+  auto r = b.sort({x, idx}, dim, descending);
+  return {r[0], r[1]};
+}
+
+// Inclusive scan along `dim` with the binary op `body` from `init`.
+Value scan(Builder& b, Value x, int64_t dim, const char* body, double init) {
+  if (x.type.dims.empty()) return x;
+  const size_t rank = x.type.dims.size();
+  const int64_t n = x.type.dims[dim];
+  std::vector<int64_t> window(rank, 1), ones(rank, 1);
+  window[dim] = n;
+  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
+  padding[dim] = {n - 1, 0};
+  return b.reduce_window(x, b.constant(x.type.element, init), window, ones, ones, padding, body);
+}
+
+at::Tensor& scan_out(const char* op, const char* body, double init, const at::Tensor& self,
+                     int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  // Integer and bool inputs accumulate in int64, as on CPU.
+  const at::ScalarType result =
+      dtype.value_or(at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type());
+  TORCH_CHECK(out.scalar_type() == result, op, "(): expected out tensor of dtype ", result,
+              " but got ", out.scalar_type());
+  at::native::resize_output(out, self.sizes());
+  if (out.numel() == 0) return out;
+  const ElementType t = element_type_for(result, op);
+  const ElementType acc =
+      (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
+  TensorProgram program(op, program_key(op, dim));
+  program.input(self);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    return std::vector<Value>{b.convert(scan(b, b.convert(in[0], acc), dim, body, init), t)};
+  });
+  return out;
+}
+
+at::Tensor& triangle_out(const char* op, bool lower, const at::Tensor& self, int64_t diagonal,
+                         at::Tensor& out) {
+  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  at::native::resize_output(out, self.sizes());
+  if (out.numel() == 0) return out;
+  const auto dims = self.sizes().vec();
+  const int64_t r = self.dim() - 2, c = self.dim() - 1;
+  TensorProgram program(op, program_key(op, diagonal));
+  program.input(self);
+  program.scalar(diagonal, ElementType::kS64);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    // Keep col - row <= diagonal (tril) or >= diagonal (triu).
+    Value diff = b.binary("subtract", b.iota({ElementType::kS64, dims}, c),
+                          b.iota({ElementType::kS64, dims}, r));
+    Value keep = b.compare(lower ? Compare::kLE : Compare::kGE, diff, b.splat(in[1], dims));
+    return std::vector<Value>{b.select(keep, in[0], b.zeros(in[0].type))};
+  });
+  return out;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self,
+                                                     std::optional<bool> /*stable*/, int64_t dim,
+                                                     bool descending, at::Tensor& values,
+                                                     at::Tensor& indices) {
+  const char* op = "sort";
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  at::native::resize_output(values, self.sizes());
+  at::native::resize_output(indices, self.sizes());
+  if (self.numel() == 0) return {values, indices};
+  // Always stable: a stable order is one of the orders an unstable sort may give.
+  TensorProgram program(op, program_key("sort", dim, descending));
+  program.input(self);
+  program.output(values);
+  program.output(indices);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    auto [v, i] = sort_along(b, in[0], dim, descending);
+    return std::vector<Value>{v, i};
+  });
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim,
+                                              bool largest, bool /*sorted*/, at::Tensor& values,
+                                              at::Tensor& indices) {
+  const char* op = "topk";
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK(k >= 0 && k <= n, "selected index k out of range");
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (!shape.empty()) shape[dim] = k;
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  if (values.numel() == 0) return {values, indices};
+  // Results come sorted (a valid answer for sorted=False too).
+  TensorProgram program(op, program_key("topk", k, dim, largest));
+  program.input(self);
+  program.output(values);
+  program.output(indices);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    auto [v, i] = sort_along(b, in[0], dim, largest);
+    if (shape.empty()) return std::vector<Value>{v, i};
+    std::vector<int64_t> start(shape.size(), 0), step(shape.size(), 1);
+    return std::vector<Value>{b.slice(v, start, shape, step), b.slice(i, start, shape, step)};
+  });
+  return {values, indices};
+}
+
+at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                       at::Tensor& out) {
+  return scan_out("cumsum", "add", 0, self, dim, dtype, out);
+}
+
+at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
+                        at::Tensor& out) {
+  return scan_out("cumprod", "multiply", 1, self, dim, dtype, out);
+}
+
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  if (out.numel() == 0) return out;
+  std::vector<int64_t> wrapped;
+  for (int64_t d : dims) {
+    d = c10::maybe_wrap_dim(d, self.dim());
+    TORCH_CHECK(std::find(wrapped.begin(), wrapped.end(), d) == wrapped.end(), "flip: dim ", d,
+                " appears multiple times in the list of dims");
+    wrapped.push_back(d);
+  }
+  TensorProgram program("flip", program_key("flip", wrapped));
+  program.input(self);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    return std::vector<Value>{self.dim() == 0 ? in[0] : b.reverse(in[0], wrapped)};
+  });
+  return out;
+}
+
+at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  TORCH_CHECK(dims.empty() || shifts.size() == dims.size(), "shifts and dimensions must align. ",
+              "shifts: ", shifts.size(), ", dims:", dims.size());
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  if (out.numel() == 0) return out;
+  const bool flat = dims.empty();
+  std::vector<int64_t> wrapped;
+  for (int64_t d : dims) wrapped.push_back(c10::maybe_wrap_dim(d, self.dim()));
+  TensorProgram program("roll", program_key("roll", shifts.vec(), wrapped));
+  program.input(self);
+  program.output(out);
+  const auto sizes = self.sizes().vec();
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value x = flat ? b.reshape(in[0], {self.numel()}) : in[0];
+    const std::vector<int64_t> roll_dims = flat ? std::vector<int64_t>{0} : wrapped;
+    for (size_t i = 0; i < roll_dims.size(); ++i) {
+      const int64_t d = roll_dims[i], n = x.type.dims[d];
+      const int64_t s = ((shifts[i] % n) + n) % n;
+      if (s == 0) continue;
+      // Rolling right by s: the last s elements move to the front.
+      std::vector<int64_t> start(x.type.dims.size(), 0), limit = x.type.dims,
+                                                         step(x.type.dims.size(), 1);
+      start[d] = n - s;
+      Value tail = b.slice(x, start, limit, step);
+      start[d] = 0;
+      limit[d] = n - s;
+      Value head = b.slice(x, start, limit, step);
+      x = b.concatenate({tail, head}, d);
+    }
+    return std::vector<Value>{b.reshape(x, sizes)};
+  });
+  return out;
+}
+
+at::Tensor& tril_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+  return triangle_out("tril", true, self, diagonal, out);
+}
+
+at::Tensor& triu_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+  return triangle_out("triu", false, self, diagonal, out);
+}
+
+}  // namespace torch_tpu::ops
