@@ -47,6 +47,9 @@ torch._register_device_module("tpu", device_module)
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
 )
+# torch.autocast("tpu") without a dtype means bfloat16, the TPU's matmul type
+# (the policy itself is registered in C++: csrc/device/autocast.cc).
+torch.set_autocast_dtype("tpu", torch.bfloat16)
 
 __all__ = ["device_module", "debug", "eager_mode", "get_eager_mode", "set_eager_mode"]
 

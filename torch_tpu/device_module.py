@@ -263,3 +263,13 @@ def stream(stream: Optional[torch.Stream]) -> StreamContext:
 
 def set_stream(stream: torch.Stream) -> None:
     torch.accelerator.set_stream(stream)
+
+
+def get_amp_supported_dtype() -> list:
+    """Dtypes torch.autocast("tpu", dtype=...) accepts (bfloat16 is the
+    default and the TPU's native matmul type)."""
+    return [torch.bfloat16, torch.float16, torch.float32]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return True

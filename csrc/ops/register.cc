@@ -12,6 +12,7 @@
 #include "ops/index_kernels.h"
 #include "ops/kernels.h"
 #include "ops/missing_op.h"
+#include "ops/optimizer_kernels.h"
 #include "ops/reduction.h"
 #include "ops/shape_kernels.h"
 
@@ -172,6 +173,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("replication_pad2d_backward", TORCH_FN(replication_pad_backward));
   m.impl("replication_pad3d", TORCH_FN(replication_pad));
   m.impl("replication_pad3d_backward", TORCH_FN(replication_pad_backward));
+  m.impl("_fused_adam_", TORCH_FN(fused_adam_));
+  m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
+  m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));
+  m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr_));
   // Elementwise ops: one boxed kernel for all overloads.
   register_elementwise(m);
   register_reductions(m);
