@@ -202,4 +202,55 @@ at::Tensor replication_pad_backward(const at::Tensor& grad_output, const at::Ten
   return pad_backward(grad_output, self, padding, false, "replication_pad_backward");
 }
 
+namespace {
+
+// [N, C, H, W] scores as [N*H*W, C] rows for the 1-D nll_loss kernels.
+at::Tensor spatial_rows(const at::Tensor& self) {
+  return self.permute({0, 2, 3, 1}).reshape({-1, self.size(1)});
+}
+
+void check_nll2d(const at::Tensor& self, const at::Tensor& target) {
+  TORCH_CHECK(self.dim() == 4, "only batches of spatial inputs supported (4D tensors), but got ",
+              "input of dimension: ", self.dim());
+  TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got ",
+              "targets of dimension: ", target.dim());
+  TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
+                  self.size(3) == target.size(2),
+              "input and target batch or spatial sizes don't match: target ", target.sizes(),
+              ", input ", self.sizes());
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self,
+                                                      const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight,
+                                                      int64_t reduction, int64_t ignore_index) {
+  check_nll2d(self, target);
+  auto [out, total] = at::nll_loss_forward(spatial_rows(self), target.reshape({-1}), weight,
+                                           reduction, ignore_index);
+  if (reduction == at::Reduction::None) out = out.view(target.sizes());
+  return {out, total};
+}
+
+at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                               int64_t reduction, int64_t ignore_index,
+                               const at::Tensor& total_weight) {
+  check_nll2d(self, target);
+  at::Tensor g = reduction == at::Reduction::None ? grad_output.reshape({-1}) : grad_output;
+  at::Tensor rows = at::nll_loss_backward(g, spatial_rows(self), target.reshape({-1}), weight,
+                                          reduction, ignore_index, total_weight);
+  return rows.view({self.size(0), self.size(2), self.size(3), self.size(1)})
+      .permute({0, 3, 1, 2})
+      .contiguous();
+}
+
+at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int64_t> output_size) {
+  // The result length is the sum of the counts: computed on the host (a
+  // sync point, as on CUDA unless output_size is given) and uploaded.
+  at::Tensor host = at::repeat_interleave(repeats.cpu(), output_size);
+  return host.to(repeats.device());
+}
+
 }  // namespace torch_tpu::ops

@@ -43,7 +43,14 @@ Value conv_forward(Builder& b, Value x, Value w, const ConvParams& p,
   spec.strides = p.stride;
   spec.lhs_dilation = ones(n);
   spec.rhs_dilation = p.dilation;
-  for (size_t i = 0; i < n; ++i) spec.padding.emplace_back(p.padding[i], p.padding[i]);
+  // High padding from the wanted output length: as the formula's floor drops
+  // trailing rows, and exact when this is a transposed convolution's adjoint
+  // with output_padding >= stride.
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t in = x.type.dims[2 + i], k = w.type.dims[2 + i], out = out_shape[2 + i];
+    const int64_t high = (out - 1) * p.stride[i] + p.dilation[i] * (k - 1) + 1 - in - p.padding[i];
+    spec.padding.emplace_back(p.padding[i], high);
+  }
   spec.feature_groups = p.groups;
   return b.convolution(x, w, spec, TensorType{x.type.element, out_shape});
 }

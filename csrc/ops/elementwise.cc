@@ -517,7 +517,10 @@ std::vector<std::string> overloads() {
       {{"isnan"}, {""}},
       // op, op.out
       // backward ops: functional here, out= as .grad_input below
-      {{"gelu_backward", "silu_backward", "sigmoid_backward", "tanh_backward", "threshold_backward",
+      // (silu_backward itself and where's Scalar overloads are left to their
+      // CompositeImplicitAutograd decompositions: a tpu kernel would take
+      // their autograd away.)
+      {{"gelu_backward", "sigmoid_backward", "tanh_backward", "threshold_backward",
         "leaky_relu_backward", "hardtanh_backward"},
        {""}},
       {{"maximum", "minimum", "fmax", "fmin", "softplus", "masked_fill.Scalar",
@@ -577,9 +580,6 @@ std::vector<std::string> overloads() {
                             "remainder.Scalar_Tensor",
                             "masked_fill_.Scalar",
                             "masked_fill_.Tensor",
-                            "where.ScalarSelf",
-                            "where.ScalarOther",
-                            "where.Scalar",
                             "clamp_.Tensor",
                             "clamp_min.Tensor",
                             "clamp_min_.Tensor",

@@ -38,6 +38,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
                                     bool scale_grad_by_freq);
 at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                       at::Tensor& out);
+at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices);
 at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                             const at::Tensor& values, bool accumulate, bool unsafe);
 at::Tensor take(const at::Tensor& self, const at::Tensor& index);

@@ -405,7 +405,9 @@ AdvancedIndex advanced_index(const at::Tensor& self,
   AdvancedIndex ai;
   for (size_t i = 0; i < indices.size(); ++i) {
     const std::optional<at::Tensor> maybe = indices.get(i);
-    const at::Tensor t = maybe.has_value() ? *maybe : at::Tensor();
+    at::Tensor t = maybe.has_value() ? *maybe : at::Tensor();
+    // CPU index tensors are allowed, as with CUDA tensors.
+    if (t.defined() && t.device() != self.device()) t = t.to(self.device());
     if (t.defined() && (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte)) {
       // A mask stands for one coordinate tensor per dim it covers.
       const size_t first = ai.index.size();
@@ -503,6 +505,11 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
         gather_at(b, in[0], advanced_coords(b, ai, idx, self_shape), ai.result)};
   });
   return out;
+}
+
+at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  at::Tensor out = at::empty({0}, self.options());
+  return index_out(self, indices, out);
 }
 
 at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,

@@ -122,6 +122,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_add.out", TORCH_FN(index_add_out));
   m.impl("embedding", TORCH_FN(embedding));
   m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
+  m.impl("index.Tensor", TORCH_FN(index));
   m.impl("index.Tensor_out", TORCH_FN(index_out));
   m.impl("_index_put_impl_", TORCH_FN(index_put_impl_));
   m.impl("take", TORCH_FN(take));
@@ -145,6 +146,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
   m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
   m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(smooth_l1_loss_backward_out));
+  m.impl("nll_loss2d_forward", TORCH_FN(nll_loss2d_forward));
+  m.impl("nll_loss2d_backward", TORCH_FN(nll_loss2d_backward));
+  m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_counts));
   m.impl("huber_loss", TORCH_FN(huber_loss));
   m.impl("huber_loss_backward", TORCH_FN(huber_loss_backward));
   m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));

@@ -61,5 +61,14 @@ at::Tensor reflection_pad_backward(const at::Tensor& grad_output, const at::Tens
 at::Tensor replication_pad(const at::Tensor& self, at::IntArrayRef padding);
 at::Tensor replication_pad_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                     at::IntArrayRef padding);
+std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self,
+                                                      const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight,
+                                                      int64_t reduction, int64_t ignore_index);
+at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                               int64_t reduction, int64_t ignore_index,
+                               const at::Tensor& total_weight);
+at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int64_t> output_size);
 
 }  // namespace torch_tpu::ops

@@ -1,0 +1,1195 @@
+"""Differential tests of the nn, indexing and random operators: each case runs
+on the CPU and on the tpu device and the results must agree.
+
+`check(fn, *args)` builds a CPU and a tpu copy of every tensor argument (the
+floating ones as leaves that require grad, unless wrapped in `Const`), runs
+`fn` on both, compares every output (values, dtype and shape; integer and bool
+outputs exactly), then back-propagates the same random gradient through every
+floating output on both devices and compares the gradients of the leaves.
+Tolerances: float32 atol 1e-5, rtol 1e-4 everywhere (conv and norms included);
+bfloat16 2e-2; integer and bool outputs (indices, nonzero, ...) exactly.
+
+Sections: convolution, normalization, pooling/upsampling, losses, embedding
+and attention, indexing/shape ops, random numbers, Debug-mode bounds checks,
+optimizers.
+
+The CPU fallback is switched off for the module and every test also asserts
+that `torch_tpu.debug.metrics()["cpu_fallbacks"]` did not move, so an operator
+without a tpu lowering fails with NotImplementedError instead of passing on the
+CPU.
+
+Shapes are shared between cases where possible: every new shape compiles new
+XLA programs (~50 ms each), which is most of the run time (~60 s on 2 cores).
+
+Known backend bugs are strict xfails whose reason starts with 'BUG:'.
+"""
+
+import copy
+import itertools
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch_tpu
+
+DEV = "tpu"
+ATOL, RTOL = 1e-5, 1e-4
+LOW_PRECISION_TOL = 2e-2
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss:UserWarning"),
+]
+
+
+# ---------------------------------------------------------------------------
+# fixtures and helpers
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cpu_fallback_off():
+    c = torch_tpu._C
+    prev = c._cpu_fallback_enabled()
+    c._set_cpu_fallback(False)
+    yield
+    c._set_cpu_fallback(prev)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cheap_tpu_repr():
+    """pytest prints the arguments of every frame of a failure's traceback;
+    printing a tpu tensor runs (and compiles) hundreds of small programs, which
+    made one failure report take a minute. Show a summary instead."""
+    orig = torch.Tensor.__repr__
+
+    def short_repr(self, *args, **kwargs):
+        if self.device.type == DEV:
+            return f"<{DEV} tensor {tuple(self.shape)} {self.dtype}>"
+        return orig(self, *args, **kwargs)
+
+    torch.Tensor.__repr__ = short_repr
+    yield
+    torch.Tensor.__repr__ = orig
+
+
+@pytest.fixture(autouse=True)
+def no_cpu_fallback():
+    """Each test runs with fixed CPU seeds and must not use the CPU fallback."""
+    torch.manual_seed(0)
+    before = torch_tpu.debug.metrics()["cpu_fallbacks"]
+    ops_before = torch_tpu.debug.fallback_ops()
+    yield
+    after = torch_tpu.debug.metrics()["cpu_fallbacks"]
+    if after != before:
+        ops_after = torch_tpu.debug.fallback_ops()
+        used = {k: v - ops_before.get(k, 0) for k, v in ops_after.items() if v != ops_before.get(k, 0)}
+        pytest.fail(f"the CPU fallback ran: {used}")
+
+
+class Const:
+    """An argument of `check` that is moved to the device but never differentiated."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _place(a, device, grad):
+    if isinstance(a, Const):
+        a = a.value
+        return a.detach().clone().to(device) if isinstance(a, torch.Tensor) else a
+    if isinstance(a, torch.Tensor):
+        t = a.detach().clone().to(device)
+        if grad and (t.is_floating_point() or t.is_complex()):
+            t.requires_grad_()
+        return t
+    if isinstance(a, (list, tuple)):
+        return type(a)(_place(x, device, grad) for x in a)
+    return a
+
+
+def _flat(out):
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def _leaves(args):
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.requires_grad:
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(_leaves(a))
+    return out
+
+
+def _tol(t, atol, rtol):
+    if t.dtype in (torch.bfloat16, torch.float16):
+        return (atol or LOW_PRECISION_TOL), (rtol or LOW_PRECISION_TOL)
+    return (ATOL if atol is None else atol), (RTOL if rtol is None else rtol)
+
+
+def assert_same(actual, expected, what="output", atol=None, rtol=None):
+    """`actual` (tpu) against `expected` (CPU): dtype, shape, values."""
+    assert isinstance(actual, torch.Tensor), f"{what}: {actual!r} is not a tensor"
+    assert actual.device.type == DEV, f"{what} is on {actual.device}"
+    at, rt = _tol(expected, atol, rtol)
+    torch.testing.assert_close(actual.cpu(), expected, atol=at, rtol=rt, equal_nan=True,
+                               msg=lambda m: f"{what}: {m}")
+
+
+def check(fn, *args, grad=True, atol=None, rtol=None, grad_atol=None, grad_rtol=None):
+    """Runs fn on CPU and tpu copies of args; compares outputs and gradients.
+
+    Returns (cpu_outputs, tpu_outputs) as flat lists."""
+    cpu = [_place(a, "cpu", grad) for a in args]
+    tpu = [_place(a, DEV, grad) for a in args]
+    oc, ot = _flat(fn(*cpu)), _flat(fn(*tpu))
+    assert len(oc) == len(ot), f"{len(ot)} outputs on tpu, {len(oc)} on cpu"
+    for i, (e, a) in enumerate(zip(oc, ot)):
+        if isinstance(e, torch.Tensor):
+            assert_same(a, e, f"output {i}", atol, rtol)
+        else:
+            assert a == e, f"output {i}: tpu {a!r} cpu {e!r}"
+    if not grad:
+        return oc, ot
+    diff_c = [(i, o) for i, o in enumerate(oc) if isinstance(o, torch.Tensor) and o.requires_grad]
+    diff_t = [(i, o) for i, o in enumerate(ot) if isinstance(o, torch.Tensor) and o.requires_grad]
+    assert [i for i, _ in diff_c] == [i for i, _ in diff_t], "outputs that require grad differ"
+    wrt_c, wrt_t = _leaves(cpu), _leaves(tpu)
+    if not diff_c or not wrt_c:
+        return oc, ot
+    g = torch.Generator().manual_seed(1234)
+    gouts = [torch.randn(o.shape, generator=g).to(o.dtype) for _, o in diff_c]
+    gc = torch.autograd.grad([o for _, o in diff_c], wrt_c, gouts, allow_unused=True)
+    gt = torch.autograd.grad([o for _, o in diff_t], wrt_t, [x.to(DEV) for x in gouts],
+                             allow_unused=True)
+    for k, (e, a) in enumerate(zip(gc, gt)):
+        if e is None:
+            assert a is None or not a.cpu().any(), f"grad {k}: None on cpu, nonzero on tpu"
+            continue
+        assert a is not None, f"grad {k}: None on tpu"
+        assert_same(a, e, f"grad {k}", grad_atol if grad_atol is not None else atol,
+                    grad_rtol if grad_rtol is not None else rtol)
+    return oc, ot
+
+
+def randn(*shape, dtype=torch.float32):
+    return torch.randn(*shape).to(dtype)
+
+
+def L(values):
+    """An int64 index tensor."""
+    return torch.tensor(values, dtype=torch.long)
+
+
+def unique_per_row(rows, n, k):
+    """(rows, k) int64 index, each row k distinct values in [0, n)."""
+    return torch.stack([torch.randperm(n)[:k] for _ in range(rows)])
+
+
+def xfail_params(cases, ids, bugs):
+    """pytest.param list; cases whose id is in `bugs` are strict xfails."""
+    return [pytest.param(*(c if isinstance(c, tuple) else (c,)), id=i,
+                         marks=[pytest.mark.xfail(strict=True, reason=bugs[i])] if i in bugs else [])
+            for c, i in zip(cases, ids)]
+
+
+def _ids(cases):
+    return [c if isinstance(c, str) else "-".join(map(str, c)).replace(" ", "") for c in cases]
+
+
+# ---------------------------------------------------------------------------
+# 1. convolution
+# ---------------------------------------------------------------------------
+# (stride, padding, dilation, groups, bias): every combination of the first
+# four; bias on in half of them, so each value of each parameter is seen with
+# and without bias.
+CONV2D_CASES = [(s, p, d, g, (s + p + d + g) % 2 == 0)
+                for s, p, d, g in itertools.product([1, 2], [0, 1], [1, 2], [1, 2])]
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups,bias", CONV2D_CASES,
+                         ids=[f"s{s}-p{p}-d{d}-g{g}-{'bias' if b else 'nobias'}"
+                              for s, p, d, g, b in CONV2D_CASES])
+def test_conv2d(stride, padding, dilation, groups, bias):
+    check(lambda x, w, b: F.conv2d(x, w, b, stride=stride, padding=padding,
+                                   dilation=dilation, groups=groups),
+          randn(2, 4, 9, 8), randn(6, 4 // groups, 3, 2), randn(6) if bias else None)
+
+
+# (stride, padding, dilation, groups, bias): each value of each parameter twice
+CONV1D_CASES = [(1, 0, 1, 1, True), (2, 1, 2, 2, False), (1, 1, 2, 1, False), (2, 0, 1, 2, True)]
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups,bias", CONV1D_CASES,
+                         ids=[f"s{s}-p{p}-d{d}-g{g}-{'bias' if b else 'nobias'}"
+                              for s, p, d, g, b in CONV1D_CASES])
+def test_conv1d(stride, padding, dilation, groups, bias):
+    check(lambda x, w, b: F.conv1d(x, w, b, stride=stride, padding=padding,
+                                   dilation=dilation, groups=groups),
+          randn(2, 4, 11), randn(6, 4 // groups, 3), randn(6) if bias else None)
+
+
+# (stride, padding, output_padding, dilation, groups, bias); output_padding
+# must be smaller than stride or dilation.
+CONVT_CASES = [
+    (1, 0, 0, 1, 2, True),
+    (1, 1, 0, 2, 1, False),
+    (2, 0, 0, 2, 1, True),
+    (2, 1, 0, 1, 2, False),
+    (2, 0, 1, 1, 1, False),
+    (2, 1, 1, 2, 2, True),
+    (2, 1, 1, 1, 1, True),
+    (1, 1, 1, 2, 2, True),  # output_padding < dilation, not < stride
+]
+
+
+CONVT_BUGS = {}
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,dilation,groups,bias", xfail_params(
+    CONVT_CASES, [f"s{s}-p{p}-op{op}-d{d}-g{g}-{'bias' if b else 'nobias'}"
+                  for s, p, op, d, g, b in CONVT_CASES], CONVT_BUGS))
+def test_conv_transpose2d(stride, padding, output_padding, dilation, groups, bias):
+    check(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=stride, padding=padding,
+                                             output_padding=output_padding, groups=groups,
+                                             dilation=dilation),
+          randn(2, 4, 5, 6), randn(4, 6 // groups, 3, 3), randn(6) if bias else None)
+
+
+@pytest.mark.parametrize("kernel,dilation", [((3, 3), 1), ((4, 3), 1), ((3, 2), 2)],
+                         ids=["k3x3", "k4x3-asymmetric", "k3x2-d2"])
+def test_conv2d_padding_same(kernel, dilation):
+    _, (out,) = check(lambda x, w, b: F.conv2d(x, w, b, padding="same", dilation=dilation),
+                      randn(2, 4, 9, 8), randn(6, 4, *kernel), randn(6))
+    assert out.shape == (2, 6, 9, 8)
+
+
+def test_conv2d_padding_valid():
+    check(lambda x, w: F.conv2d(x, w, padding="valid"), randn(2, 4, 9, 8), randn(6, 4, 3, 2))
+
+
+@pytest.mark.parametrize("stride,groups", [(1, 1), (2, 2)])
+def test_conv2d_bf16_forward(stride, groups):
+    check(lambda x, w, b: F.conv2d(x, w, b, stride=stride, padding=1, groups=groups),
+          randn(2, 4, 9, 8, dtype=torch.bfloat16),
+          randn(6, 4 // groups, 3, 3, dtype=torch.bfloat16),
+          randn(6, dtype=torch.bfloat16), grad=False)
+
+
+def test_conv2d_batch_norm_channels_last():
+    """channels_last (NHWC-strided) inputs."""
+    check(lambda x, w, g, b: F.batch_norm(F.conv2d(x, w, padding=1), None, None, g, b, True),
+          randn(2, 4, 9, 8).to(memory_format=torch.channels_last), randn(6, 4, 3, 3),
+          randn(6), randn(6))
+
+
+def test_conv2d_module_train_step():
+    """nn.Conv2d weight/bias grads after a loss, through the module API."""
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 5, 3, stride=2, padding=1)
+    x = randn(2, 3, 8, 8)
+    conv_t = copy.deepcopy(conv).to(DEV)
+    conv(x).square().mean().backward()
+    conv_t(x.to(DEV)).square().mean().backward()
+    assert_same(conv_t.weight.grad, conv.weight.grad, "weight.grad")
+    assert_same(conv_t.bias.grad, conv.bias.grad, "bias.grad")
+
+
+# ---------------------------------------------------------------------------
+# 2. normalization
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "noaffine"])
+def test_batch_norm_running_stats(training, affine):
+    x = randn(4, 3, 5, 5) * 2 + 1
+    rm, rv = randn(3) * 0.1, torch.rand(3) + 0.5
+
+    def fn(x, w, b, rm, rv):
+        y = F.batch_norm(x, rm, rv, w, b, training=training, momentum=0.3, eps=1e-5)
+        return y, rm, rv  # the running stats after the in-place update
+
+    check(fn, x, randn(3) if affine else None, randn(3) if affine else None,
+          Const(rm), Const(rv))
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5, 5)], ids=["2d", "4d"])
+def test_batch_norm_no_running_stats(shape):
+    check(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+          randn(*shape) * 3 - 1, randn(3), randn(3))
+
+
+@pytest.mark.parametrize("momentum", [None, 0.1], ids=["cumulative", "momentum0.1"])
+def test_batchnorm2d_module(momentum):
+    """nn.BatchNorm2d over 3 training steps, then eval: outputs, grads, running
+    stats and num_batches_tracked."""
+    torch.manual_seed(0)
+    bn = nn.BatchNorm2d(3, momentum=momentum)
+    with torch.no_grad():
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.uniform_(-0.5, 0.5)
+    bn_t = copy.deepcopy(bn).to(DEV)
+    for step in range(3):
+        x = randn(4, 3, 5, 5) * (step + 1) + step
+        xc, xt = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+        yc, yt = bn(xc), bn_t(xt)
+        assert_same(yt, yc, f"step {step} output")
+        g = randn(*yc.shape)
+        yc.backward(g)
+        yt.backward(g.to(DEV))
+        assert_same(xt.grad, xc.grad, f"step {step} x.grad")
+    assert_same(bn_t.weight.grad, bn.weight.grad, "weight.grad")
+    assert_same(bn_t.bias.grad, bn.bias.grad, "bias.grad")
+    assert_same(bn_t.running_mean, bn.running_mean, "running_mean")
+    assert_same(bn_t.running_var, bn.running_var, "running_var")
+    assert bn_t.num_batches_tracked.item() == bn.num_batches_tracked.item() == 3
+    bn.eval()
+    bn_t.eval()
+    x = randn(2, 3, 5, 5)
+    with torch.no_grad():
+        assert_same(bn_t(x.to(DEV)), bn(x), "eval output")
+
+
+@pytest.mark.parametrize("normalized_shape,affine", [
+    ((4, 5), True), ((4, 5), False), ((5,), True), ((5,), False), ((5,), "weight_only")],
+    ids=["2dims-affine", "2dims-noaffine", "1dim-affine", "1dim-noaffine", "1dim-weightonly"])
+def test_layer_norm(normalized_shape, affine):
+    w = randn(*normalized_shape) if affine else None
+    b = randn(*normalized_shape) if affine is True else None
+    check(lambda x, w, b: F.layer_norm(x, normalized_shape, w, b, eps=1e-5),
+          randn(3, 4, 5) * 2 + 0.5, w, b)
+
+
+def test_layer_norm_module():
+    torch.manual_seed(0)
+    ln = nn.LayerNorm(8)
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5)
+        ln.bias.uniform_(-0.5, 0.5)
+    check(lambda x, w, b: F.layer_norm(x, (8,), w, b, ln.eps), randn(2, 3, 8),
+          ln.weight, ln.bias)
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "noaffine"])
+def test_layer_norm_bf16(affine):
+    check(lambda x, w, b: F.layer_norm(x, (8,), w, b),
+          randn(3, 4, 8, dtype=torch.bfloat16),
+          randn(8, dtype=torch.bfloat16) if affine else None,
+          randn(8, dtype=torch.bfloat16) if affine else None)
+
+
+@pytest.mark.parametrize("normalized_shape,weight,eps", [
+    ((5,), True, None), ((5,), False, None), ((4, 5), True, 1e-3)],
+    ids=["1dim-weight", "1dim-noweight", "2dims-eps"])
+def test_rms_norm(normalized_shape, weight, eps):
+    check(lambda x, w: F.rms_norm(x, normalized_shape, w, eps=eps),
+          randn(3, 4, 5), randn(*normalized_shape) if weight else None)
+
+
+@pytest.mark.parametrize("shape,groups,affine", [
+    ((3, 4, 5, 2), 2, True), ((3, 4, 5, 2), 4, False), ((3, 4, 5), 1, True), ((3, 4, 5), 2, False)],
+    ids=["4d-g2-affine", "4d-g4-noaffine", "3d-g1-affine", "3d-g2-noaffine"])
+def test_group_norm(shape, groups, affine):
+    c = shape[1]
+    check(lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-5),
+          randn(*shape) * 2 + 1, randn(c) if affine else None, randn(c) if affine else None)
+
+
+# ---------------------------------------------------------------------------
+# 3. pooling and upsampling
+# ---------------------------------------------------------------------------
+
+# (kernel, stride, padding, dilation, ceil_mode)
+MAXPOOL_CASES = [
+    (2, None, 0, 1, False),
+    (2, 1, 1, 1, False),
+    (3, 2, 1, 1, False),
+    (3, 2, 1, 1, True),
+    (3, 2, 1, 2, True),
+    ((3, 2), (2, 1), (1, 0), (1, 2), False),
+]
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", MAXPOOL_CASES,
+                         ids=_ids(MAXPOOL_CASES))
+def test_max_pool2d(kernel, stride, padding, dilation, ceil_mode):
+    """Values, gradients, and (return_indices) the indices, exactly."""
+    x = randn(2, 3, 9, 8)
+    check(lambda x: F.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode=ceil_mode),
+          x)
+    check(lambda x: F.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode=ceil_mode,
+                                 return_indices=True), x)
+
+
+def test_max_pool2d_unbatched_and_module():
+    check(lambda x: nn.MaxPool2d(3, 2, padding=1, return_indices=True)(x), randn(3, 9, 8))
+
+
+# (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+AVGPOOL_CASES = [
+    (2, None, 0, False, True, None),
+    (3, 2, 1, False, False, None),
+    (3, 2, 1, True, True, None),
+    (3, 2, 1, True, False, None),
+    (2, 2, 1, True, True, None),
+    (3, 1, 1, False, True, 4),
+    (3, 2, 1, True, False, 5),
+    ((3, 2), (2, 1), (1, 0), False, False, None),
+]
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode,count_include_pad,divisor_override",
+                         AVGPOOL_CASES, ids=_ids(AVGPOOL_CASES))
+def test_avg_pool2d(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    check(lambda x: F.avg_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode,
+                                 count_include_pad=count_include_pad,
+                                 divisor_override=divisor_override),
+          randn(2, 3, 9, 8))
+
+
+@pytest.mark.parametrize("in_hw,out", [((9, 8), 1), ((7, 7), 3), ((9, 8), (4, 3)), ((7, 8), (None, 3))],
+                         ids=["to1", "7to3", "9x8to4x3", "keep-h"])
+def test_adaptive_avg_pool2d(in_hw, out):
+    check(lambda x: F.adaptive_avg_pool2d(x, out), randn(2, 3, *in_hw))
+
+
+INTERP_CASES = [
+    ("nearest", None, dict(scale_factor=2)),
+    ("nearest", None, dict(size=(5, 13))),
+    ("nearest", None, dict(scale_factor=(0.5, 1.5))),
+    ("bilinear", False, dict(size=(5, 13))),
+    ("bilinear", True, dict(size=(5, 13))),
+    ("bilinear", False, dict(scale_factor=2)),
+    ("bilinear", False, dict(scale_factor=0.6)),
+    ("bilinear", True, dict(scale_factor=0.6)),
+]
+
+
+@pytest.mark.parametrize("mode,align_corners,kw", INTERP_CASES,
+                         ids=[f"{m}-ac{a}-{list(k)[0]}{list(k.values())[0]}".replace(" ", "")
+                              for m, a, k in INTERP_CASES])
+def test_interpolate(mode, align_corners, kw):
+    check(lambda x: F.interpolate(x, mode=mode, align_corners=align_corners, **kw),
+          randn(2, 3, 6, 8))
+
+
+# ---------------------------------------------------------------------------
+# 4. losses
+# ---------------------------------------------------------------------------
+N, C = 6, 5
+REDUCTIONS = ["none", "mean", "sum"]
+
+
+def _targets():
+    """Class indices for (N, C) logits: every class but one, class 1 twice."""
+    return torch.tensor([0, 1, 4, 1, 2, 3])
+
+
+def _probs(*shape):
+    return torch.softmax(randn(*shape), 1)
+
+
+LOSS_CASES = {
+    # name: (fn(reduction) -> callable, args builder)
+    "ce": (lambda r: lambda x, y: F.cross_entropy(x, y, reduction=r),
+           lambda: (randn(N, C), Const(_targets()))),
+    "ce_weight": (lambda r: lambda x, y, w: F.cross_entropy(x, y, w, reduction=r),
+                  lambda: (randn(N, C), Const(_targets()), Const(torch.rand(C) + 0.5))),
+    "ce_ignore_index": (lambda r: lambda x, y: F.cross_entropy(x, y, ignore_index=1, reduction=r),
+                        lambda: (randn(N, C), Const(_targets()))),
+    "ce_ignore_index_default": (
+        lambda r: lambda x, y: F.cross_entropy(x, y, reduction=r),
+        lambda: (randn(N, C), Const(torch.tensor([0, -100, 4, 1, -100, 3])))),
+    "ce_weight_ignore_index": (
+        lambda r: lambda x, y, w: F.cross_entropy(x, y, w, ignore_index=1, reduction=r),
+        lambda: (randn(N, C), Const(_targets()), Const(torch.rand(C) + 0.5))),
+    "ce_label_smoothing": (
+        lambda r: lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1, reduction=r),
+        lambda: (randn(N, C), Const(_targets()))),
+    "ce_smoothing_weight_ignore": (
+        lambda r: lambda x, y, w: F.cross_entropy(x, y, w, ignore_index=1, label_smoothing=0.2,
+                                                  reduction=r),
+        lambda: (randn(N, C), Const(_targets()), Const(torch.rand(C) + 0.5))),
+    "ce_probs": (lambda r: lambda x, p: F.cross_entropy(x, p, reduction=r),
+                 lambda: (randn(N, C), _probs(N, C))),
+    "ce_probs_smoothing_weight": (
+        lambda r: lambda x, p, w: F.cross_entropy(x, p, w, label_smoothing=0.15, reduction=r),
+        lambda: (randn(N, C), _probs(N, C), Const(torch.rand(C) + 0.5))),
+    "ce_spatial": (lambda r: lambda x, y: F.cross_entropy(x, y, reduction=r),
+                   lambda: (randn(2, C, 4, 3), Const(torch.randint(0, C, (2, 4, 3))))),
+    "nll": (lambda r: lambda x, y: F.nll_loss(x.log_softmax(1), y, reduction=r),
+            lambda: (randn(N, C), Const(_targets()))),
+    "nll_weight_ignore_index": (
+        lambda r: lambda x, y, w: F.nll_loss(x, y, w, ignore_index=4, reduction=r),
+        lambda: (randn(N, C), Const(_targets()), Const(torch.rand(C) + 0.5))),
+    "nll_spatial": (lambda r: lambda x, y: F.nll_loss(x, y, reduction=r),
+                    lambda: (randn(2, C, 4, 3), Const(torch.randint(0, C, (2, 4, 3))))),
+    "mse": (lambda r: lambda x, t: F.mse_loss(x, t, reduction=r), lambda: (randn(N, C), randn(N, C))),
+    "l1": (lambda r: lambda x, t: F.l1_loss(x, t, reduction=r), lambda: (randn(N, C), randn(N, C))),
+    "smooth_l1": (lambda r: lambda x, t: F.smooth_l1_loss(x, t, reduction=r),
+                  lambda: (randn(N, C), randn(N, C))),
+    "smooth_l1_beta0.5": (lambda r: lambda x, t: F.smooth_l1_loss(x, t, reduction=r, beta=0.5),
+                          lambda: (randn(N, C), randn(N, C))),
+    "huber": (lambda r: lambda x, t: F.huber_loss(x, t, reduction=r),
+              lambda: (randn(N, C), randn(N, C) * 2)),
+    "huber_delta0.5": (lambda r: lambda x, t: F.huber_loss(x, t, reduction=r, delta=0.5),
+                       lambda: (randn(N, C), randn(N, C) * 2)),
+    "bce": (lambda r: lambda p, t: F.binary_cross_entropy(p, t, reduction=r),
+            lambda: (torch.rand(N, C) * 0.9 + 0.05, Const(torch.rand(N, C)))),
+    "bce_weight": (lambda r: lambda p, t, w: F.binary_cross_entropy(p, t, w, reduction=r),
+                   lambda: (torch.rand(N, C) * 0.9 + 0.05, Const(torch.rand(N, C)),
+                            Const(torch.rand(N, C) + 0.5))),
+    "bce_logits": (lambda r: lambda x, t: F.binary_cross_entropy_with_logits(x, t, reduction=r),
+                   lambda: (randn(N, C) * 3, torch.rand(N, C))),
+    "bce_logits_pos_weight": (
+        lambda r: lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw,
+                                                                      reduction=r),
+        lambda: (randn(N, C) * 3, torch.rand(N, C), Const(torch.rand(C) * 2 + 0.5))),
+    "bce_logits_weight_pos_weight": (
+        lambda r: lambda x, t, w, pw: F.binary_cross_entropy_with_logits(
+            x, t, weight=w, pos_weight=pw, reduction=r),
+        lambda: (randn(N, C) * 3, Const(torch.rand(N, C)), Const(torch.rand(C) + 0.5),
+                 Const(torch.rand(C) * 2 + 0.5))),
+    "kl_div": (lambda r: lambda x, t: F.kl_div(x.log_softmax(1), t, reduction=r),
+               lambda: (randn(N, C), _probs(N, C))),
+    "kl_div_log_target": (
+        lambda r: lambda x, t: F.kl_div(x.log_softmax(1), t.log_softmax(1), reduction=r,
+                                        log_target=True),
+        lambda: (randn(N, C), randn(N, C))),
+}
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", list(LOSS_CASES))
+def test_loss(name, reduction):
+    make_fn, make_args = LOSS_CASES[name]
+    check(make_fn(reduction), *make_args())
+
+
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_batchmean(log_target):
+    check(lambda x, t: F.kl_div(x.log_softmax(1), t.log_softmax(1) if log_target else t,
+                                reduction="batchmean", log_target=log_target),
+          randn(N, C), _probs(N, C))
+
+
+def test_kl_div_target_with_zeros():
+    """xlogy: a zero target contributes 0, not nan."""
+    t = _probs(N, C)
+    t[0, :2] = 0
+    t[3, 4] = 0
+    check(lambda x, t: F.kl_div(x.log_softmax(1), t, reduction="sum"), randn(N, C), t)
+
+
+# ---------------------------------------------------------------------------
+# 5. embedding and attention
+# ---------------------------------------------------------------------------
+
+EMB_IDX = torch.tensor([[1, 0, 3, 3], [9, 0, 1, 7]])
+EMB_CASES = {
+    "basic": dict(),
+    "padding_idx": dict(padding_idx=0),
+    "padding_idx_negative": dict(padding_idx=-1),
+    "scale_grad_by_freq": dict(scale_grad_by_freq=True),
+}
+
+
+@pytest.mark.parametrize("name", list(EMB_CASES))
+def test_embedding(name):
+    kw = EMB_CASES[name]
+    idx = EMB_IDX if name != "padding_idx_negative" else EMB_IDX.clamp(max=8).masked_fill(EMB_IDX == 0, 9)
+    check(lambda w, i: F.embedding(i, w, **kw), randn(10, 4), Const(idx))
+
+
+def test_embedding_padding_row_gets_no_grad():
+    w = randn(10, 4).to(DEV).requires_grad_()
+    F.embedding(EMB_IDX.to(DEV), w, padding_idx=0).sum().backward()
+    g = w.grad.cpu()
+    assert not g[0].any()
+    assert (g[3] == 2).all() and (g[2] == 0).all()
+
+
+def test_embedding_module():
+    torch.manual_seed(0)
+    emb = nn.Embedding(10, 4, padding_idx=2)
+    check(lambda w, i: F.embedding(i, w, padding_idx=2), emb.weight, Const(EMB_IDX))
+
+
+B, H, LQ, LK, E = 2, 3, 5, 7, 8
+
+
+def _bool_mask(*shape):
+    m = torch.rand(*shape) > 0.4
+    m[..., 0] = True  # no fully-masked row
+    return m
+
+
+SDPA_CASES = {
+    "no_mask": (LK, lambda: None, {}),
+    "bool_mask_2d": (LK, lambda: _bool_mask(LQ, LK), {}),
+    "bool_mask_4d": (LK, lambda: _bool_mask(B, H, LQ, LK), {}),
+    "float_mask": (LK, lambda: randn(B, 1, LQ, LK), {}),
+    "float_mask_neg_inf": (LK, lambda: torch.zeros(LQ, LK).masked_fill(~_bool_mask(LQ, LK),
+                                                                        float("-inf")), {}),
+    "is_causal": (LQ, lambda: None, dict(is_causal=True)),
+    "is_causal_rectangular": (LK, lambda: None, dict(is_causal=True)),
+    "scale": (LK, lambda: None, dict(scale=0.3)),
+}
+
+
+@pytest.mark.parametrize("name", list(SDPA_CASES))
+def test_sdpa(name):
+    lk, make_mask, kw = SDPA_CASES[name]
+    check(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, **kw),
+          randn(B, H, LQ, E), randn(B, H, lk, E), randn(B, H, lk, E), Const(make_mask()))
+
+
+def test_sdpa_bf16_forward():
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+          randn(B, H, LQ, E, dtype=torch.bfloat16), randn(B, H, LQ, E, dtype=torch.bfloat16),
+          randn(B, H, LQ, E, dtype=torch.bfloat16), grad=False)
+
+
+def test_sdpa_dropout():
+    """dropout_p > 0: shape, same seed -> same result, other seed -> other
+    result, and gradients reach q, k and v."""
+    q, k, v = (randn(B, H, LQ, E).to(DEV).requires_grad_() for _ in range(3))
+
+    def run(seed):
+        torch.manual_seed(seed)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+    a, b, c = run(3), run(3), run(4)
+    assert a.shape == (B, H, LQ, E) and a.device.type == DEV
+    torch.testing.assert_close(a.cpu(), b.cpu(), rtol=0, atol=0)
+    assert not torch.equal(a.cpu(), c.cpu())
+    nodrop = F.scaled_dot_product_attention(q, k, v)
+    assert not torch.equal(a.cpu(), nodrop.cpu())
+    a.square().sum().backward()
+    for t in (q, k, v):
+        assert t.grad is not None
+        g = t.grad.cpu()
+        assert torch.isfinite(g).all() and g.abs().sum() > 0
+
+
+# ---------------------------------------------------------------------------
+# 6. indexing and shape ops
+# ---------------------------------------------------------------------------
+
+
+def _setitem(key_fn):
+    def fn(x, v, *idx):
+        y = x.clone()
+        y[key_fn(*idx)] = v
+        return y
+    return fn
+
+
+def _x54():
+    return randn(5, 4)
+
+
+def _mask54():
+    m = torch.rand(5, 4) > 0.5
+    m[0, 0], m[1, 1] = True, False
+    return m
+
+
+def _with_zeros():
+    x = randn(5, 4)
+    x[x.abs() < 0.5] = 0
+    return x
+
+
+# name: (fn, args builder, check kwargs)
+INDEX_CASES = {
+    # index_select
+    "index_select_dim0": (lambda x, i: x.index_select(0, i), lambda: (_x54(), L([0, 3, 3, 1])), {}),
+    "index_select_dim1": (lambda x, i: x.index_select(1, i), lambda: (randn(3, 5, 4), L([2, 0])), {}),
+    "index_select_0d_index": (lambda x, i: x.index_select(1, i), lambda: (_x54(), L(2)), {}),
+    # gather
+    "gather_dim0": (lambda x, i: x.gather(0, i), lambda: (_x54(), torch.randint(0, 5, (3, 4))), {}),
+    "gather_dim1": (lambda x, i: x.gather(1, i), lambda: (_x54(), torch.randint(0, 4, (5, 6))), {}),
+    "gather_3d_last": (lambda x, i: torch.gather(x, -1, i),
+                       lambda: (randn(3, 4, 5), torch.randint(0, 5, (3, 2, 2))), {}),
+    "gather_transposed_input": (lambda x, i: x.t().gather(1, i),
+                                lambda: (randn(4, 5), torch.randint(0, 4, (5, 3))), {}),
+    # scatter / scatter_add
+    "scatter_src_dim1": (lambda x, i, s: x.scatter(1, i, s),
+                         lambda: (randn(4, 6), unique_per_row(4, 6, 3), randn(4, 3)), {}),
+    "scatter_src_dim0": (lambda x, i, s: x.scatter(0, i, s),
+                         lambda: (randn(6, 4), unique_per_row(4, 6, 3).t().contiguous(),
+                                  randn(3, 4)), {}),
+    "scatter_into_slice_of_base": (
+        lambda x, i, s: (lambda y: (y[1:].scatter_(1, i, s), y)[1])(x.clone()),
+        lambda: (randn(5, 6), unique_per_row(4, 6, 2), randn(4, 2)), {}),
+    "scatter_value": (lambda x, i: x.scatter(1, i, 2.5),
+                      lambda: (randn(4, 6), torch.randint(0, 6, (4, 3))), {}),
+    "scatter_add_dim1": (lambda x, i, s: x.scatter_add(1, i, s),
+                         lambda: (randn(4, 6), torch.randint(0, 6, (4, 5)), randn(4, 5)), {}),
+    "scatter_add_dim0": (lambda x, i, s: x.scatter_add(0, i, s),
+                         lambda: (randn(4, 6), torch.randint(0, 4, (7, 6)), randn(7, 6)), {}),
+    # advanced indexing (read)
+    "index_1d": (lambda x, i: x[i], lambda: (_x54(), L([4, 0, -1, 2, 0])), {}),
+    "index_2d_index": (lambda x, i: x[i], lambda: (_x54(), L([[0, 1, 1], [4, 3, -2]])), {}),
+    "index_pair": (lambda x, i, j: x[i, j], lambda: (_x54(), L([0, 4, 2, 2]), L([3, 0, 1, 1])), {}),
+    "index_pair_broadcast": (lambda x, i, j: x[i[:, None], j[None, :]],
+                             lambda: (_x54(), L([0, 4, 2]), L([3, 0])), {}),
+    "index_columns": (lambda x, i: x[:, i], lambda: (_x54(), L([3, 1, 1])), {}),
+    "index_3d_middle": (lambda x, i: x[:, i, :], lambda: (randn(3, 5, 4), L([4, 0, 0])), {}),
+    "index_3d_nonadjacent": (lambda x, i, j: x[i, :, j],
+                             lambda: (randn(3, 5, 4), L([2, 0]), L([3, 1])), {}),
+    "index_and_slice": (lambda x, i: x[i, 1:3], lambda: (_x54(), L([1, 3, 3])), {}),
+    "index_bool_mask": (lambda x, m: x[m], lambda: (_x54(), _mask54()), {}),
+    "index_bool_rows": (lambda x, m: x[m],
+                        lambda: (_x54(), torch.tensor([True, False, True, True, False])), {}),
+    "index_bool_all_false": (lambda x, m: x[m], lambda: (_x54(), torch.zeros(5, 4, dtype=torch.bool)), {}),
+    # take
+    "take": (lambda x, i: x.take(i), lambda: (_x54(), L([[0, 19, -1], [7, 7, -20]])), {}),
+    # index_put_ / setitem
+    "index_put_accumulate": (lambda x, v, i: x.clone().index_put_((i,), v, accumulate=True),
+                             lambda: (_x54(), randn(4, 4), L([1, 3, 1, 1])), {}),
+    "index_put_no_accumulate": (lambda x, v, i: x.clone().index_put_((i,), v, accumulate=False),
+                                lambda: (_x54(), randn(3, 4), L([4, 0, 2])), {}),
+    "index_put_pair_accumulate": (
+        lambda x, v, i, j: x.clone().index_put_((i, j), v, accumulate=True),
+        lambda: (_x54(), randn(4), L([0, 2, 0, 4]), L([1, 3, 1, 0])), {}),
+    "index_put_pair_no_accumulate": (
+        lambda x, v, i, j: x.clone().index_put_((i, j), v),
+        lambda: (_x54(), randn(3), L([0, 2, 4]), L([1, 3, 0])), {}),
+    "index_put_into_view_of_base": (
+        lambda x, v, i: (lambda y: (y[:, 1:].index_put_((i,), v, accumulate=True), y)[1])(x.clone()),
+        lambda: (randn(5, 5), randn(3, 4), L([0, 0, 2])), {}),
+    "index_transposed_input": (lambda x, i: x.t()[i], lambda: (randn(4, 5), L([0, 4, 2])), {}),
+    "index_put_broadcast_value": (lambda x, v, i: x.clone().index_put_((i,), v),
+                                  lambda: (_x54(), randn(4), L([3, 1])), {}),
+    "index_put_bool": (lambda x, v, m: x.clone().index_put_((m,), v),
+                       lambda: (_x54(), randn(()), _mask54()), {}),
+    "setitem_tensor": (_setitem(lambda i: i), lambda: (_x54(), randn(3, 4), L([4, 0, 2])), {}),
+    "setitem_scalar": (_setitem(lambda i: i), lambda: (_x54(), 3.5, L([4, 0, 2])), {}),
+    "setitem_columns": (_setitem(lambda i: (slice(None), i)),
+                        lambda: (_x54(), randn(5, 2), L([3, 0])), {}),
+    "setitem_bool_mask": (_setitem(lambda m: m), lambda: (_x54(), -1.0, _mask54()), {}),
+    # index_add
+    "index_add_dim0": (lambda x, i, s: x.index_add(0, i, s, alpha=2.0),
+                       lambda: (_x54(), L([1, 4, 1]), randn(3, 4)), {}),
+    "index_add_dim1": (lambda x, i, s: x.index_add(1, i, s),
+                       lambda: (_x54(), L([0, 0, 3, 2, 0]), randn(5, 5)), {}),
+    # masked_fill / where
+    "masked_fill_scalar": (lambda x, m: x.masked_fill(m, -1.5), lambda: (_x54(), _mask54()), {}),
+    "masked_fill_tensor_broadcast": (lambda x, m, v: x.masked_fill(m, v),
+                                     lambda: (_x54(), torch.tensor([[True, False, False, True]]),
+                                              randn(())), {}),
+    "where": (lambda c, x, y: torch.where(c, x, y), lambda: (_mask54(), _x54(), _x54()), {}),
+    "where_scalar": (lambda c, x: torch.where(c, x, 0.5), lambda: (_mask54(), _x54()), {}),
+    "where_scalar_self": (lambda c, x: torch.where(c, -0.5, x), lambda: (_mask54(), _x54()), {}),
+    "where_broadcast": (lambda c, x, y: torch.where(c, x, y),
+                        lambda: (torch.rand(5, 1) > 0.5, _x54(), randn(4)), {}),
+    # take / nonzero / count_nonzero (integer outputs)
+    "nonzero": (lambda x: x.nonzero(), lambda: (_with_zeros(),), {}),
+    "nonzero_bool_3d": (lambda m: m.nonzero(), lambda: (torch.rand(3, 4, 2) > 0.5,), {}),
+    "nonzero_as_tuple": (lambda x: torch.nonzero(x, as_tuple=True), lambda: (_with_zeros(),), {}),
+    "nonzero_empty": (lambda x: x.nonzero(), lambda: (torch.zeros(5, 4),), {}),
+    "count_nonzero_all": (lambda x: x.count_nonzero(), lambda: (_with_zeros(),), {}),
+    "count_nonzero_dim": (lambda x: x.count_nonzero(dim=1), lambda: (_with_zeros(),), {}),
+    "count_nonzero_dims": (lambda x: torch.count_nonzero(x, dim=(0, 2)),
+                           lambda: (torch.randint(-1, 2, (3, 4, 2)),), {}),
+    # scans
+    "cumsum_dim1": (lambda x: x.cumsum(-1), lambda: (randn(3, 5, 4),), {}),
+    "cumsum_int": (lambda x: x.cumsum(0), lambda: (torch.randint(-5, 5, (5, 4)),), {}),
+    "cumsum_bool_to_int": (lambda m: m.cumsum(1), lambda: (_mask54(),), {}),
+    "cumprod_dim0": (lambda x: x.cumprod(0), lambda: (torch.rand(5, 4) + 0.5,), {}),
+    "cumprod_dim1_signed": (lambda x: x.cumprod(1), lambda: (_x54(),), {}),
+    "cumprod_with_zero": (lambda x: x.cumprod(1), lambda: (_with_zeros(),), {}),
+    # flip / roll / repeat
+    "flip_0": (lambda x: x.flip(0), lambda: (_x54(),), {}),
+    "flip_neg_3d": (lambda x: torch.flip(x, (-1, 0)), lambda: (randn(3, 5, 4),), {}),
+    "roll_multi": (lambda x: x.roll((1, -3), (0, 1)), lambda: (_x54(),), {}),
+    "roll_flat": (lambda x: x.roll(7), lambda: (_x54(),), {}),
+    "repeat_new_dims": (lambda x: x.repeat(2, 1, 2), lambda: (_x54(),), {}),
+    "repeat_interleave_int_dim0": (lambda x: x.repeat_interleave(3, dim=0), lambda: (_x54(),), {}),
+    "repeat_interleave_flat": (lambda x: x.repeat_interleave(2), lambda: (_x54(),), {}),
+    "repeat_interleave_tensor": (lambda x, r: x.repeat_interleave(r, dim=1),
+                                 lambda: (_x54(), L([1, 0, 3, 2])), {}),
+    "repeat_interleave_tensor_output_size": (
+        lambda x, r: x.repeat_interleave(r, dim=0, output_size=7),
+        lambda: (_x54(), L([2, 0, 1, 3, 1])), {}),
+    "repeat_interleave_counts": (lambda r: torch.repeat_interleave(r), lambda: (L([2, 0, 3, 1]),), {}),
+    # tril / triu
+    "tril_diag_neg1": (lambda x: x.tril(-1), lambda: (_x54(),), {}),
+    "triu_diag2": (lambda x: x.triu(2), lambda: (_x54(),), {}),
+    "triu_batched_neg": (lambda x: torch.triu(x, -2), lambda: (randn(3, 5, 4),), {}),
+    "tril_bool": (lambda m: m.tril(1), lambda: (torch.ones(5, 4, dtype=torch.bool),), {}),
+    # one_hot
+    "one_hot": (lambda i: F.one_hot(i), lambda: (L([0, 3, 1, 3]),), {}),
+    "one_hot_num_classes_2d": (lambda i: F.one_hot(i, 7), lambda: (L([[0, 6], [2, 2]]),), {}),
+    # pad
+    "pad_constant_1d": (lambda x: F.pad(x, (2, 1)), lambda: (randn(2, 3, 6),), {}),
+    "pad_constant_2d_value": (lambda x: F.pad(x, (1, 2, 0, 3), value=-2.0),
+                              lambda: (randn(2, 3, 6, 5),), {}),
+    "pad_constant_negative": (lambda x: F.pad(x, (-1, 2, 1, -2)), lambda: (randn(2, 3, 6, 5),), {}),
+    "pad_reflect_1d": (lambda x: F.pad(x, (2, 3), mode="reflect"), lambda: (randn(2, 3, 6),), {}),
+    "pad_reflect_2d": (lambda x: F.pad(x, (1, 2, 3, 1), mode="reflect"),
+                       lambda: (randn(2, 3, 6, 5),), {}),
+    "pad_reflect_2d_unbatched": (lambda x: F.pad(x, (1, 1, 2, 2), mode="reflect"),
+                                 lambda: (randn(3, 6, 5),), {}),
+    "pad_replicate_1d": (lambda x: F.pad(x, (3, 1), mode="replicate"), lambda: (randn(2, 3, 6),), {}),
+    "pad_replicate_2d": (lambda x: F.pad(x, (2, 0, 1, 3), mode="replicate"),
+                         lambda: (randn(2, 3, 6, 5),), {}),
+    # stack
+    "stack_dim0": (lambda a, b, c: torch.stack([a, b, c]), lambda: (_x54(), _x54(), _x54()), {}),
+    "stack_dim_last": (lambda a, b: torch.stack((a, b), dim=-1), lambda: (_x54(), _x54()), {}),
+}
+
+
+INDEX_BUGS = {}
+
+
+@pytest.mark.parametrize("name", xfail_params(list(INDEX_CASES), list(INDEX_CASES), INDEX_BUGS))
+def test_indexing(name):
+    fn, make_args, kw = INDEX_CASES[name]
+    check(fn, *make_args(), **kw)
+
+
+
+
+def _cpu_index_setitem(x, i):
+    y = x.clone()
+    y[i] = 1.5
+    return y
+
+
+@pytest.mark.parametrize("op,index", [
+    (lambda x, i: x[i], L([0, 4, 2])),
+    (lambda x, i: x[i], torch.tensor([True, False, True, False, True])),
+    (_cpu_index_setitem, L([0, 4, 2])),
+], ids=["index", "bool_mask", "setitem"])
+def test_index_with_cpu_index_tensor(op, index):
+    """x_tpu[cpu_index]: the index tensors stay on the CPU."""
+    x = randn(5, 4)
+    out = op(x.to(DEV), index)
+    assert out.device.type == DEV
+    torch.testing.assert_close(out.cpu(), op(x, index), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "amax", "amin", "mean"])
+@pytest.mark.parametrize("include_self", [True, False], ids=["include_self", "exclude_self"])
+def test_scatter_reduce(reduce, include_self):
+    # duplicate indices, and rows of the result that no index hits
+    idx = torch.tensor([[0, 2, 2, 0, 2], [1, 1, 1, 5, 0], [3, 3, 0, 0, 3], [5, 5, 5, 5, 5]])
+    check(lambda x, i, s: x.scatter_reduce(1, i, s, reduce, include_self=include_self),
+          randn(4, 6), idx, randn(4, 5))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "amax"])
+def test_scatter_reduce_dim0(reduce):
+    check(lambda x, i, s: x.scatter_reduce(0, i, s, reduce, include_self=False),
+          randn(4, 6), torch.randint(0, 4, (7, 6)), randn(7, 6))
+
+
+# sort/argsort/topk on data without ties: values and indices must agree
+# exactly; with ties only the stable sort has defined indices.
+@pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_sort(descending, dim):
+    check(lambda x: torch.sort(x, dim=dim, descending=descending), randn(5, 7))
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
+def test_sort_stable_with_ties(descending):
+    x = torch.randint(0, 4, (5, 9)).float()
+    check(lambda x: torch.sort(x, dim=1, descending=descending, stable=True), x)
+
+
+def test_sort_int64():
+    check(lambda x: x.sort(), torch.randint(-50, 50, (5, 7)))
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
+def test_argsort(descending):
+    check(lambda x: x.argsort(dim=1, descending=descending), randn(5, 7))
+    check(lambda x: torch.argsort(x, dim=0, descending=descending, stable=True),
+          torch.randint(0, 3, (9, 4)).float())
+
+
+@pytest.mark.parametrize("largest", [True, False], ids=["largest", "smallest"])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_topk_sorted(largest, dim):
+    check(lambda x: torch.topk(x, 3, dim=dim, largest=largest, sorted=True), randn(5, 7))
+
+
+@pytest.mark.parametrize("largest", [True, False], ids=["largest", "smallest"])
+def test_topk_unsorted(largest):
+    """sorted=False leaves the order unspecified: compare as sets."""
+    x = randn(5, 7)
+    vc, ic = torch.topk(x, 3, largest=largest, sorted=False)
+    vt, it = torch.topk(x.to(DEV), 3, largest=largest, sorted=False)
+    assert vt.device.type == DEV and it.dtype == torch.long
+    vt, it = vt.cpu(), it.cpu()
+    torch.testing.assert_close(vt.sort(1).values, vc.sort(1).values)
+    torch.testing.assert_close(x.gather(1, it), vt)
+    torch.testing.assert_close(it.sort(1).values, ic.sort(1).values)
+
+
+def test_topk_grad_k1():
+    check(lambda x: x.topk(1, dim=1).values, randn(5, 7))
+
+
+# ---------------------------------------------------------------------------
+# 7. random numbers
+# ---------------------------------------------------------------------------
+_WEIGHTS = torch.tensor([[1.0, 0.0, 2.0, 3.0, 0.5, 0.0, 1.0, 4.0, 1.0, 2.0],
+                         [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0]])
+
+RANDOM_OPS = {
+    "rand": lambda: torch.rand(1000, device=DEV),
+    "randn": lambda: torch.randn(1000, device=DEV),
+    "randint": lambda: torch.randint(-5, 10, (1000,), device=DEV),
+    "randperm": lambda: torch.randperm(1000, device=DEV),
+    "bernoulli_tensor": lambda: torch.bernoulli(torch.full((1000,), 0.3).to(DEV)),
+    "bernoulli_p": lambda: torch.zeros(1000).to(DEV).bernoulli_(0.3),
+    "multinomial_replacement": lambda: torch.multinomial(_WEIGHTS.to(DEV), 200, replacement=True),
+    "multinomial_no_replacement": lambda: torch.multinomial(_WEIGHTS.to(DEV), 6),
+    "normal_": lambda: torch.zeros(1000).to(DEV).normal_(2.0, 3.0),
+    "uniform_": lambda: torch.zeros(1000).to(DEV).uniform_(-2.0, 5.0),
+    "dropout": lambda: F.dropout(torch.ones(1000).to(DEV), 0.5),
+}
+RANDOM_DTYPES = {
+    "rand": torch.float32, "randn": torch.float32, "randint": torch.long, "randperm": torch.long,
+    "bernoulli_tensor": torch.float32, "bernoulli_p": torch.float32,
+    "multinomial_replacement": torch.long, "multinomial_no_replacement": torch.long,
+    "normal_": torch.float32, "uniform_": torch.float32, "dropout": torch.float32,
+}
+
+
+@pytest.mark.parametrize("name", list(RANDOM_OPS))
+def test_random_reproducible(name):
+    """Same seed -> same numbers; another seed, or the next draw, -> others."""
+    op = RANDOM_OPS[name]
+    torch.manual_seed(123)
+    a = op()
+    a2 = op()
+    torch.manual_seed(123)
+    b = op()
+    torch.manual_seed(321)
+    c = op()
+    assert a.device.type == DEV
+    assert a.dtype == RANDOM_DTYPES[name]
+    a, a2, b, c = a.cpu(), a2.cpu(), b.cpu(), c.cpu()
+    assert torch.equal(a, b), "same seed gave different numbers"
+    assert not torch.equal(a, c), "different seeds gave the same numbers"
+    assert not torch.equal(a, a2), "two draws in a row gave the same numbers"
+
+
+@pytest.mark.parametrize("name", ["rand", "randn", "randint", "randperm", "bernoulli_p", "dropout"])
+def test_tpu_manual_seed(name):
+    """torch.tpu.manual_seed seeds the device generator, like torch.manual_seed."""
+    op = RANDOM_OPS[name]
+    torch.tpu.manual_seed(7)
+    a = op().cpu()
+    torch.tpu.manual_seed(7)
+    b = op().cpu()
+    torch.manual_seed(7)
+    c = op().cpu()
+    assert torch.equal(a, b)
+    assert torch.equal(a, c), "torch.manual_seed(s) and torch.tpu.manual_seed(s) disagree"
+
+
+def test_rng_state_roundtrip():
+    torch.manual_seed(5)
+    torch.rand(10, device=DEV)
+    state = torch.tpu.get_rng_state()
+    a = torch.randn(100, device=DEV).cpu()
+    torch.tpu.set_rng_state(state)
+    b = torch.randn(100, device=DEV).cpu()
+    assert torch.equal(a, b)
+
+
+def test_tpu_generator_object():
+    g = torch.Generator(device=DEV)
+    g.manual_seed(11)
+    a = torch.rand(100, device=DEV, generator=g).cpu()
+    b = torch.randn(100, device=DEV, generator=g).cpu()
+    g.manual_seed(11)
+    assert torch.equal(torch.rand(100, device=DEV, generator=g).cpu(), a)
+    assert torch.equal(torch.randn(100, device=DEV, generator=g).cpu(), b)
+
+
+def test_random_statistics():
+    torch.manual_seed(0)
+    u = torch.rand(100_000, device=DEV).cpu()
+    assert 0.0 <= u.min() and u.max() < 1.0
+    assert abs(u.mean().item() - 0.5) < 0.01
+    assert abs(u.var().item() - 1 / 12) < 0.005
+
+    n = torch.randn(100_000, device=DEV).cpu()
+    assert abs(n.mean().item()) < 0.02
+    assert abs(n.std().item() - 1.0) < 0.02
+
+    bern = torch.bernoulli(torch.full((100_000,), 0.3).to(DEV)).cpu()
+    assert set(bern.unique().tolist()) <= {0.0, 1.0}
+    assert abs(bern.mean().item() - 0.3) < 0.01
+
+    bern_p = torch.zeros(100_000).to(DEV).bernoulli_(0.3).cpu()
+    assert abs(bern_p.mean().item() - 0.3) < 0.01
+
+    nm = torch.zeros(100_000).to(DEV).normal_(2.0, 3.0).cpu()
+    assert abs(nm.mean().item() - 2.0) < 0.06 and abs(nm.std().item() - 3.0) < 0.06
+
+    un = torch.zeros(100_000).to(DEV).uniform_(-2.0, 5.0).cpu()
+    assert -2.0 <= un.min() and un.max() < 5.0 and abs(un.mean().item() - 1.5) < 0.07
+
+    r = torch.randint(-5, 10, (100_000,), device=DEV).cpu()
+    assert r.min().item() == -5 and r.max().item() == 9
+    assert abs(r.float().mean().item() - 2.0) < 0.1
+
+    p = torch.randperm(1000, device=DEV).cpu()
+    assert torch.equal(p.sort().values, torch.arange(1000))
+    assert not torch.equal(p, torch.arange(1000))
+
+    d = F.dropout(torch.ones(100_000).to(DEV), 0.25).cpu()
+    kept = d[d != 0]
+    torch.testing.assert_close(kept, torch.full_like(kept, 1 / 0.75))
+    assert abs((d == 0).float().mean().item() - 0.25) < 0.01
+
+
+def test_multinomial_statistics():
+    torch.manual_seed(0)
+    w = _WEIGHTS.to(DEV)
+    s = torch.multinomial(w, 8).cpu()  # row 1 has exactly 8 non-zero weights
+    assert s.shape == (2, 8)
+    for row in range(2):
+        assert len(set(s[row].tolist())) == 8, f"repeated index without replacement: {s[row]}"
+        assert (_WEIGHTS[row, s[row]] > 0).all(), "picked a zero-probability category"
+    assert set(s[1].tolist()) == set(range(1, 9))
+
+    big = torch.multinomial(w, 20_000, replacement=True).cpu()
+    assert (_WEIGHTS.gather(1, big) > 0).all()
+    freq = torch.stack([torch.bincount(big[i], minlength=10) for i in range(2)]).float() / 20_000
+    expected = _WEIGHTS / _WEIGHTS.sum(1, keepdim=True)
+    torch.testing.assert_close(freq, expected, atol=0.015, rtol=0)
+
+    one = torch.multinomial(torch.tensor([0.2, 0.8]).to(DEV), 5000, replacement=True).cpu()
+    assert one.shape == (5000,) and abs(one.float().mean().item() - 0.8) < 0.02
+
+
+def test_dropout_module_train_eval():
+    torch.manual_seed(0)
+    x = randn(4, 1000).to(DEV).requires_grad_()
+    drop = nn.Dropout(0.5)
+    y = drop(x)
+    kept = (y != 0).cpu()
+    assert abs(kept.float().mean().item() - 0.5) < 0.03
+    torch.testing.assert_close(y.cpu()[kept], (x.detach().cpu() * 2)[kept])
+    y.sum().backward()
+    torch.testing.assert_close(x.grad.cpu(), kept.float() * 2)
+    drop.eval()
+    assert torch.equal(drop(x).detach().cpu(), x.detach().cpu())
+
+
+# ---------------------------------------------------------------------------
+# 8. Debug mode bounds checks
+# ---------------------------------------------------------------------------
+
+
+def _oob_cases():
+    x = lambda: torch.arange(20.0).reshape(5, 4).to(DEV)  # noqa: E731
+    i = lambda *v: torch.tensor(v).to(DEV)  # noqa: E731
+
+    def setitem():
+        y = x()
+        y[i(1, 5)] = 1.0
+
+    return {
+        "embedding": (lambda: F.embedding(i(0, 10), x()), "embedding"),
+        "index_select": (lambda: x().index_select(0, i(1, 5)), "index_select"),
+        "gather": (lambda: x().gather(1, i([0, 4], [1, 1], [0, 0], [2, 3], [3, 3])), "gather"),
+        "take": (lambda: x().take(i(3, 20)), "take"),
+        "index": (lambda: x()[i(0, 5)], "index"),
+        "index_negative": (lambda: x()[i(0, -6)], "index"),
+        "index_put_": (lambda: x().index_put_((i(2, 7),), torch.zeros(2, 4).to(DEV)), "index_put"),
+        "setitem": (setitem, "index_put"),
+        "scatter": (lambda: x().scatter(0, i([5, 0, 0, 0]), 1.0), "scatter"),
+        "scatter_add": (lambda: x().scatter_add(1, i([0, 4]), torch.ones(1, 2).to(DEV)), "scatter"),
+    }
+
+
+OOB_NAMES = ["embedding", "index_select", "gather", "take", "index", "index_negative",
+             "index_put_", "setitem", "scatter", "scatter_add"]
+
+
+@pytest.mark.parametrize("name", OOB_NAMES)
+def test_debug_mode_bounds_check(name):
+    op, expected_name = _oob_cases()[name]
+    with torch_tpu.eager_mode("debug"):
+        with pytest.raises(IndexError, match=f"(?i){expected_name}"):
+            op()
+        # the device is still usable afterwards
+        assert (torch.ones(3).to(DEV) * 2).sum().item() == 6.0
+
+
+def test_debug_mode_in_range_indices_ok():
+    x = torch.arange(20.0).reshape(5, 4)
+    i = torch.tensor([4, 0, 4])
+    with torch_tpu.eager_mode("debug"):
+        xt, it = x.to(DEV), i.to(DEV)
+        assert torch.equal(F.embedding(it, xt).cpu(), F.embedding(i, x))
+        assert torch.equal(xt.index_select(0, it).cpu(), x.index_select(0, i))
+        assert torch.equal(xt[it].cpu(), x[i])
+        assert torch.equal(xt[torch.tensor([-5, -1]).to(DEV)].cpu(), x[torch.tensor([-5, -1])])
+        assert torch.equal(xt.take(torch.tensor([19, -20]).to(DEV)).cpu(),
+                           x.take(torch.tensor([19, -20])))
+
+
+# ---------------------------------------------------------------------------
+# 9. optimizers
+# ---------------------------------------------------------------------------
+OPT_STEPS = 5
+
+
+def _opt_model():
+    torch.manual_seed(0)
+    return nn.Linear(8, 4)
+
+
+def _opt_train(device, make_opt):
+    model = _opt_model().to(device)
+    opt = make_opt(model.parameters())
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(32, 8, generator=g).to(device), torch.randn(32, 4, generator=g).to(device)
+    for _ in range(OPT_STEPS):
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+    state = [(s["exp_avg"], s["exp_avg_sq"]) for s in opt.state.values()]
+    return [p.detach() for p in model.parameters()], state
+
+
+OPT_CASES = [
+    ("Adam", "fused", {}),
+    ("Adam", "foreach", {}),
+    ("AdamW", "fused", {}),
+    ("AdamW", "foreach", {}),
+    ("Adam", "fused", dict(weight_decay=0.1, amsgrad=True)),
+    ("AdamW", "foreach", dict(amsgrad=True, betas=(0.8, 0.99))),
+]
+
+
+@pytest.mark.parametrize("opt_name,impl,kw", OPT_CASES,
+                         ids=[f"{o}-{i}" + ("-" + "-".join(k) if k else "") for o, i, k in OPT_CASES])
+def test_adam_matches_cpu(opt_name, impl, kw):
+    cls = getattr(torch.optim, opt_name)
+    kw = dict(lr=0.01, **kw)
+    ref_params, ref_state = _opt_train(
+        "cpu", lambda p: cls(p, foreach=False, fused=False, **kw))
+    tpu_kw = dict(fused=True) if impl == "fused" else dict(foreach=True)
+    params, state = _opt_train(DEV, lambda p: cls(p, **tpu_kw, **kw))
+    for k, (a, e) in enumerate(zip(params, ref_params)):
+        assert_same(a, e, f"param {k}", atol=1e-5, rtol=1e-4)
+    for k, ((m, v), (me, ve)) in enumerate(zip(state, ref_state)):
+        assert_same(m, me, f"exp_avg {k}", atol=1e-5, rtol=1e-4)
+        assert_same(v, ve, f"exp_avg_sq {k}", atol=1e-6, rtol=1e-4)
