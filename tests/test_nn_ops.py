@@ -1193,3 +1193,16 @@ def test_adam_matches_cpu(opt_name, impl, kw):
     for k, ((m, v), (me, ve)) in enumerate(zip(state, ref_state)):
         assert_same(m, me, f"exp_avg {k}", atol=1e-5, rtol=1e-4)
         assert_same(v, ve, f"exp_avg_sq {k}", atol=1e-6, rtol=1e-4)
+
+
+@pytest.mark.parametrize("n,m,dtype", [(3, None, torch.float32), (2, 5, torch.int64),
+                                       (4, 1, torch.bool), (0, 3, torch.float32)])
+def test_eye(n, m, dtype):
+    args = (n,) if m is None else (n, m)
+    expected = torch.eye(*args, dtype=dtype)
+    got = torch.eye(*args, dtype=dtype, device="tpu")
+    assert got.dtype == dtype and got.device.type == "tpu"
+    assert torch.equal(got.cpu(), expected)
+    out = torch.empty(0, dtype=dtype, device="tpu")
+    torch.eye(*args, out=out)
+    assert torch.equal(out.cpu(), expected)

@@ -137,6 +137,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cumprod.out", TORCH_FN(cumprod_out));
   m.impl("flip", TORCH_FN(flip));
   m.impl("roll", TORCH_FN(roll));
+  m.impl("eye.m_out", TORCH_FN(eye_out));
+  m.impl("eye.out", TORCH_FN(eye_n_out));
   m.impl("tril.out", TORCH_FN(tril_out));
   m.impl("triu.out", TORCH_FN(triu_out));
   // Composites of other tpu ops.

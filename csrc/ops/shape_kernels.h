@@ -24,6 +24,8 @@ at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::S
                         at::Tensor& out);
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims);
 at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims);
+at::Tensor& eye_out(int64_t n, int64_t m, at::Tensor& out);
+at::Tensor& eye_n_out(int64_t n, at::Tensor& out);
 at::Tensor& tril_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out);
 at::Tensor& triu_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out);
 

@@ -192,6 +192,24 @@ at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef 
   return out;
 }
 
+at::Tensor& eye_out(int64_t n, int64_t m, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  at::native::resize_output(out, {n, m});
+  if (out.numel() == 0) return out;
+  const ElementType t = element_type_for(out.scalar_type(), "eye");
+  TensorProgram program("eye", "eye");
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>&) {
+    Value diag = b.compare(Compare::kEQ, b.iota({ElementType::kS64, {n, m}}, 0),
+                           b.iota({ElementType::kS64, {n, m}}, 1));
+    return std::vector<Value>{b.convert(diag, t)};
+  });
+  return out;
+}
+
+at::Tensor& eye_n_out(int64_t n, at::Tensor& out) { return eye_out(n, n, out); }
+
 at::Tensor& tril_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
   return triangle_out("tril", true, self, diagonal, out);
 }

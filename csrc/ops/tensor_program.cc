@@ -10,6 +10,7 @@
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
 #include "ops/broadcast.h"
+#include "ops/nan_check.h"
 
 namespace torch_tpu {
 
@@ -129,6 +130,7 @@ void TensorProgram::output(const at::Tensor& dst) {
     if (!covers_storage(v, *storage)) slots_[slot].needs_base = true;
   }
   outputs_.emplace_back(slot, std::move(v));
+  if (nan_check_enabled()) output_tensors_.push_back(dst);
 }
 
 void TensorProgram::run(const Lowering& lower) {
@@ -230,6 +232,7 @@ void TensorProgram::run(const Lowering& lower) {
         slots_[slot].needs_base ? base_types[slot].element : written_view[slot]->element;
     slots_[slot].storage->set_buffer(results.at(next++), type);
   }
+  if (nan_check_enabled()) check_outputs_finite(op_, output_tensors_);
 }
 
 void fill_tensor(const at::Tensor& out, const c10::Scalar& value, const char* op) {

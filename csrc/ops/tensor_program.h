@@ -60,6 +60,7 @@ class TensorProgram {
   std::vector<std::pair<hlo::ElementType, std::vector<unsigned char>>> scalars_;
   std::vector<int> input_order_;  // >=0 tensor input index, <0 ~scalar index
   std::vector<std::pair<int, hlo::StridedView>> outputs_;
+  std::vector<at::Tensor> output_tensors_;  // kept only for TORCH_TPU_DEBUG_NAN
 };
 
 // A scalar's bytes in `type`; raises (like CPU) when the value does not fit.
