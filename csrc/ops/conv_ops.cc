@@ -4,6 +4,7 @@
 // The three lowerings (forward, input gradient, weight gradient) are written
 // once; a transposed convolution is the input gradient of a plain one, and its
 // gradients are the plain forward and weight gradient with roles swapped.
+#include <ATen/OpMathType.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/sum.h>
 
@@ -29,11 +30,6 @@ struct ConvParams {
 size_t spatial_rank(const Value& v) { return v.type.dims.size() - 2; }
 
 std::vector<int64_t> ones(size_t n) { return std::vector<int64_t>(n, 1); }
-
-// half/bfloat16 convolve in float32, like the CPU kernels' accumulation.
-ElementType compute_element(ElementType t) {
-  return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
-}
 
 // y = conv(x, w): x [N, C, in...], w [O, C/G, k...] -> [N, O, out...]
 Value conv_forward(Builder& b, Value x, Value w, const ConvParams& p,
@@ -163,7 +159,8 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
   if (out.numel() == 0) return out;
   const bool has_bias = bias.has_value() && bias->defined();
   const ElementType t = element_type_for(input.scalar_type(), "convolution");
-  const ElementType ct = compute_element(t);
+  // half/bfloat16 convolve in float32, like the CPU kernels' accumulation.
+  const ElementType ct = element_type_for(at::toOpMathType(input.scalar_type()), "convolution");
   TensorProgram program("convolution", conv_key("conv", p) + (has_bias ? "b" : ""));
   program.input(input);
   program.input(weight);
@@ -194,7 +191,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     grad_bias = at::empty({grad_output.size(1)}, grad_output.options());
   }
   const ElementType t = element_type_for(input.scalar_type(), "convolution_backward");
-  const ElementType ct = compute_element(t);
+  const ElementType ct =
+      element_type_for(at::toOpMathType(input.scalar_type()), "convolution_backward");
   TensorProgram program("convolution_backward", conv_key("conv_bwd", p) + (mask[0] ? "i" : "") +
                                                     (mask[1] ? "w" : "") + (mask[2] ? "b" : ""));
   program.input(grad_output);

@@ -8,6 +8,7 @@
 // IndexError naming the op. Strict mode does not sync to check: XLA clamps
 // gather indices into range and drops scatter updates that fall outside.
 #include <ATen/ExpandUtils.h>
+#include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
@@ -361,8 +362,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
     return grad;
   }
   const ElementType t = element_type_for(grad_output.scalar_type(), op);
-  const ElementType acc =
-      (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
+  const ElementType acc = element_type_for(at::toOpMathType(grad_output.scalar_type()), op);
   TensorProgram program(op, program_key("embedding_bwd", padding_idx, scale_grad_by_freq));
   program.input(grad_output);
   program.input(indices);

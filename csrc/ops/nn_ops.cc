@@ -1,5 +1,6 @@
 // Neural-network building blocks: softmax and log_softmax with their
 // backward ops, nll_loss, mse_loss.
+#include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mean.h>
@@ -47,10 +48,6 @@ Value softmax_value(Builder& b, Value x, int64_t dim, bool log) {
   return b.binary("divide", e, s);
 }
 
-at::ScalarType compute_type(at::ScalarType t) {
-  return (t == at::kHalf || t == at::kBFloat16) ? at::kFloat : t;
-}
-
 at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_float, bool log,
                           at::Tensor out) {
   const char* op = log ? "_log_softmax" : "_softmax";
@@ -61,7 +58,7 @@ at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_floa
   if (!out.defined()) out = at::empty(self.sizes(), self.options().dtype(result));
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
-  const ElementType acc = element_type_for(compute_type(self.scalar_type()), op);
+  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
   TensorProgram program(op, std::string(op) + ":" + std::to_string(dim));
   program.input(self);
   program.output(out);
@@ -78,7 +75,7 @@ at::Tensor softmax_backward_common(const at::Tensor& grad, const at::Tensor& out
   if (!out.defined()) out = at::empty(grad.sizes(), grad.options().dtype(input_dtype));
   at::native::resize_output(out, grad.sizes());
   if (grad.numel() == 0) return out;
-  const ElementType acc = element_type_for(compute_type(grad.scalar_type()), op);
+  const ElementType acc = element_type_for(at::toOpMathType(grad.scalar_type()), op);
   TensorProgram program(op, std::string(op) + ":" + std::to_string(dim));
   program.input(grad);
   program.input(output);

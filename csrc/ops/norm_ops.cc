@@ -6,6 +6,7 @@
 // reshape to: batch norm [N, C, S] over {0, 2}, layer norm [M, K] over {1},
 // group norm [N, G, D] over {2}. Statistics are computed in float32 for
 // half/bfloat16 inputs, like the CPU kernels.
+#include <ATen/OpMathType.h>
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
@@ -20,11 +21,6 @@ namespace {
 using hlo::Builder;
 using hlo::ElementType;
 using hlo::Value;
-
-ElementType acc_type(at::ScalarType t, const char* op) {
-  const ElementType e = element_type_for(t, op);
-  return (e == ElementType::kF16 || e == ElementType::kBF16) ? ElementType::kF32 : e;
-}
 
 // Sum over `dims`, keeping them as size-1 dims.
 Value sum_keep(Builder& b, Value x, const std::vector<int64_t>& dims) {
@@ -108,7 +104,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
   at::Tensor save_invstd = at::empty({training ? C : 0}, input.options().dtype(stat_dtype));
   if (input.numel() == 0) return {out, save_mean, save_invstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = acc_type(input.scalar_type(), op);
+  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
   const ElementType st = element_type_for(stat_dtype, op);
   const bool update = training && has_stats;
   TensorProgram program(op, program_key("bn", training, has_w, has_b, has_stats));
@@ -192,7 +188,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
   if (!mask[0] && !mask[1] && !mask[2]) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType pt = element_type_for(pdtype, op);
-  const ElementType acc = acc_type(input.scalar_type(), op);
+  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
   TensorProgram program(op, program_key("bn_bwd", train, has_w, mask[0], mask[1], mask[2]));
   program.input(grad_out);
   program.input(input);
@@ -273,7 +269,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
   at::Tensor rstd = at::empty(sshape, input.options());
   if (input.numel() == 0) return {out, mean, rstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = acc_type(input.scalar_type(), op);
+  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
   TensorProgram program(op, program_key("ln", has_w, has_b));
   program.input(input);
   if (has_w) program.input(*weight);
@@ -315,7 +311,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   const bool want_w = gw.defined(), want_b = gb.defined();
   if (!mask[0] && !want_w && !want_b) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = acc_type(input.scalar_type(), op);
+  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
   TensorProgram program(op, program_key("ln_bwd", has_w, mask[0], want_w, want_b));
   program.input(grad_out);
   program.input(input);
@@ -369,7 +365,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
   at::Tensor rstd = at::empty({N, G}, input.options());
   if (input.numel() == 0) return {out, mean, rstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = acc_type(input.scalar_type(), op);
+  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
   TensorProgram program(op, program_key("gn", N, C, HxW, G, has_w, has_b));
   program.input(input);
   if (has_w) program.input(*weight);
@@ -412,7 +408,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   if (mask[2]) gb = at::empty({C}, input.options());
   if ((!mask[0] && !mask[1] && !mask[2]) || input.numel() == 0) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = acc_type(input.scalar_type(), op);
+  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
   TensorProgram program(op, program_key("gn_bwd", N, C, HxW, G, has_w, mask[0], mask[1], mask[2]));
   program.input(grad_out);
   program.input(input);

@@ -8,6 +8,7 @@
 // separable linear maps: out = Mh · x · Mwᵀ with small constant matrices
 // built on the host with ATen's own index formulas, and the backward is the
 // transpose, so forward and backward share one lowering.
+#include <ATen/OpMathType.h>
 #include <ATen/native/AdaptivePooling.h>
 #include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
@@ -75,34 +76,44 @@ std::vector<int64_t> out_sizes(const at::Tensor& self, int64_t oh, int64_t ow) {
   return s;
 }
 
-// One window tap: the input element each output position reads (zero where
-// it falls in the padding), whether it is inside the input, and its flat
-// index h * W + w in the plane.
-struct Tap {
-  Value value, valid, index;
-};
-
-Tap window_tap(Builder& b, Value x, const Pool2d& p, int64_t i, int64_t j) {
-  // Pad so every tap of every output position is inside the array.
+// `x` zero-padded so every window tap of every output position is inside
+// the array (built once per program and sliced per tap).
+Value pad_for_taps(Builder& b, Value x, const Pool2d& p) {
   const int64_t need_h = (p.OH - 1) * p.sh + (p.kh - 1) * p.dh + 1;
   const int64_t need_w = (p.OW - 1) * p.sw + (p.kw - 1) * p.dw + 1;
   const int64_t high_h = std::max<int64_t>(0, need_h - p.H - p.ph);
   const int64_t high_w = std::max<int64_t>(0, need_w - p.W - p.pw);
-  Value padded = b.pad(x, b.constant(x.type.element, 0), {0, p.ph, p.pw}, {0, high_h, high_w});
+  return b.pad(x, b.constant(x.type.element, 0), {0, p.ph, p.pw}, {0, high_h, high_w});
+}
+
+// The element window tap (i, j) reads for each output position (zero where
+// it falls in the padding).
+Value tap_value(Builder& b, Value padded, const Pool2d& p, int64_t i, int64_t j) {
   const int64_t h0 = i * p.dh, w0 = j * p.dw;
-  Tap t;
-  t.value =
-      b.slice(padded, {0, h0, w0},
-              {p.planes, h0 + (p.OH - 1) * p.sh + 1, w0 + (p.OW - 1) * p.sw + 1}, {1, p.sh, p.sw});
+  return b.slice(padded, {0, h0, w0},
+                 {p.planes, h0 + (p.OH - 1) * p.sh + 1, w0 + (p.OW - 1) * p.sw + 1},
+                 {1, p.sh, p.sw});
+}
+
+// Where tap (i, j) reads: whether it is inside the input, and its flat index
+// h * W + w in the plane.
+struct TapPosition {
+  Value valid, index;
+};
+
+TapPosition tap_position(Builder& b, const Pool2d& p, int64_t i, int64_t j) {
   const TensorType it{ElementType::kS64, {p.planes, p.OH, p.OW}};
   auto splat = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kS64, v), it.dims); };
   // Input row/column of this tap: o * stride - pad + tap * dilation.
-  Value row = b.binary("add", b.binary("multiply", b.iota(it, 1), splat(p.sh)), splat(h0 - p.ph));
-  Value col = b.binary("add", b.binary("multiply", b.iota(it, 2), splat(p.sw)), splat(w0 - p.pw));
+  Value row =
+      b.binary("add", b.binary("multiply", b.iota(it, 1), splat(p.sh)), splat(i * p.dh - p.ph));
+  Value col =
+      b.binary("add", b.binary("multiply", b.iota(it, 2), splat(p.sw)), splat(j * p.dw - p.pw));
   auto inside = [&](Value v, int64_t n) {
     return b.binary("and", b.compare(Compare::kGE, v, splat(0)),
                     b.compare(Compare::kLT, v, splat(n)));
   };
+  TapPosition t;
   t.valid = b.binary("and", inside(row, p.H), inside(col, p.W));
   t.index = b.binary("add", b.binary("multiply", row, splat(p.W)), col);
   return t;
@@ -128,22 +139,23 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(
   program.output(out);
   program.output(indices);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value x = b.reshape(in[0], {p.planes, p.H, p.W});
+    Value padded = pad_for_taps(b, b.reshape(in[0], {p.planes, p.H, p.W}), p);
     const std::vector<int64_t> od{p.planes, p.OH, p.OW};
     // The first in-bounds tap is always taken, so the start value is moot.
     Value best = b.zeros({t, od});
     Value best_index = b.splat(b.constant_int(ElementType::kS64, -1), od);
     for (int64_t i = 0; i < p.kh; ++i) {
       for (int64_t j = 0; j < p.kw; ++j) {
-        Tap tap = window_tap(b, x, p, i, j);
+        Value v = tap_value(b, padded, p, i, j);
+        TapPosition tap = tap_position(b, p, i, j);
         // CPU rule: take a value greater than the best so far, or a NaN; the
         // first in-bounds tap stands for a window of -inf.
-        Value take = b.compare(Compare::kGT, tap.value, best);
-        if (is_float(t)) take = b.binary("or", take, b.compare(Compare::kNE, tap.value, tap.value));
+        Value take = b.compare(Compare::kGT, v, best);
+        if (is_float(t)) take = b.binary("or", take, b.compare(Compare::kNE, v, v));
         Value unset =
             b.compare(Compare::kLT, best_index, b.splat(b.constant_int(ElementType::kS64, 0), od));
         take = b.binary("and", tap.valid, b.binary("or", take, unset));
-        best = b.select(take, tap.value, best);
+        best = b.select(take, v, best);
         best_index = b.select(take, tap.index, best_index);
       }
     }
@@ -206,10 +218,6 @@ Value avg_divisor(Builder& b, const Pool2d& p, bool count_include_pad,
   return b.convert(count, t);
 }
 
-ElementType acc_of(ElementType t) {
-  return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
-}
-
 }  // namespace
 
 at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
@@ -224,17 +232,17 @@ at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
   at::native::resize_output(out, sizes);
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(self.scalar_type(), op);
-  const ElementType acc = acc_of(t);
+  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
   TensorProgram program(op, program_key("avgpool", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
                                         count_include_pad, divisor_override.value_or(0)));
   program.input(self);
   program.output(out);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value x = b.convert(b.reshape(in[0], {p.planes, p.H, p.W}), acc);
+    Value padded = pad_for_taps(b, b.convert(b.reshape(in[0], {p.planes, p.H, p.W}), acc), p);
     Value sum = b.zeros({acc, {p.planes, p.OH, p.OW}});
     for (int64_t i = 0; i < p.kh; ++i) {
       for (int64_t j = 0; j < p.kw; ++j) {
-        sum = b.binary("add", sum, window_tap(b, x, p, i, j).value);  // padding reads 0
+        sum = b.binary("add", sum, tap_value(b, padded, p, i, j));  // padding reads 0
       }
     }
     Value div = b.broadcast_in_dim(avg_divisor(b, p, count_include_pad, divisor_override, acc),
@@ -254,7 +262,7 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   at::native::resize_output(grad_input, self.sizes());
   if (grad_input.numel() == 0) return grad_input;
   const ElementType t = element_type_for(self.scalar_type(), op);
-  const ElementType acc = acc_of(t);
+  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
   TensorProgram program(op,
                         program_key("avgpool_bwd", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
                                     count_include_pad, divisor_override.value_or(0)));

@@ -1,5 +1,6 @@
 #include "ops/reduction.h"
 
+#include <ATen/OpMathType.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -212,7 +213,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::ScalarType acc_type = out_type;
   if (name == "all" || name == "any") acc_type = at::kBool;
   if (name == "argmax" || name == "argmin" || with_indices) acc_type = in_type;
-  if (acc_type == at::kHalf || acc_type == at::kBFloat16) acc_type = at::kFloat;
+  acc_type = at::toOpMathType(acc_type);
   const ElementType acc = element_type_for(acc_type, op_name.c_str());
   double correction = a.correction ? a.correction->toDouble() : 1.0;
 

@@ -1,5 +1,6 @@
 // Ordering (sort, topk), scans (cumsum, cumprod) and structural ops (flip,
 // roll, tril, triu), each one lowered program.
+#include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
@@ -47,8 +48,7 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   at::native::resize_output(out, self.sizes());
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(result, op);
-  const ElementType acc =
-      (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
+  const ElementType acc = element_type_for(at::toOpMathType(result), op);
   TensorProgram program(op, program_key(op, dim));
   program.input(self);
   program.output(out);
