@@ -1206,3 +1206,20 @@ def test_eye(n, m, dtype):
     out = torch.empty(0, dtype=dtype, device="tpu")
     torch.eye(*args, out=out)
     assert torch.equal(out.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64, torch.uint8,
+                                   torch.float32], ids=str)
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_integer_identities(dtype, reduce, include_self):
+    """Negative and narrow integers: amax/amin without self start from the
+    dtype's extremes, integer mean floors like CPU."""
+    signed = dtype != torch.uint8
+    x = torch.tensor([-3, 5, 7, 1] if signed else [3, 5, 7, 1]).to(dtype)
+    src = torch.tensor([-4, -7, 2, -1] if signed else [4, 7, 2, 1]).to(dtype)
+    index = torch.tensor([0, 0, 1, 1])
+    expected = x.scatter_reduce(0, index, src, reduce, include_self=include_self)
+    got = x.to("tpu").scatter_reduce(0, index.to("tpu"), src.to("tpu"), reduce,
+                                     include_self=include_self)
+    assert torch.equal(got.cpu(), expected)

@@ -355,8 +355,6 @@ SKIPS = {
     **_samples_of("addmv", [1, 3], (
         "BUG: float beta=0.2/alpha=0.6 with int64 tensors: CPU casts the scalars to int64 (0) "
         "and returns 0, tpu scales in floating point and truncates"), "int64", "forward"),
-    ("scatter_reduce.mean", "int64", "forward", 1): (
-        "BUG: integer 'mean' rounds toward zero on tpu; CPU floors (-1.5 -> -2, tpu -1)"),
     ("native_dropout_backward", "int64", "forward"): (
         "BUG: result keeps the int64 dtype; CPU promotes grad * mask * scale to float32"),
     ("native_dropout_backward", "bool", "forward"): (

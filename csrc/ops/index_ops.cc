@@ -216,6 +216,25 @@ const char* reduce_body(c10::string_view reduce, const char* op) {
               reduce);
 }
 
+// The value a reduction starts from: 0 for add, 1 for multiply, the
+// lowest/highest value of `t` for maximum/minimum.
+Value reduce_identity(Builder& b, const std::string& body, ElementType t) {
+  if (body == "multiply") return b.constant(t, 1);
+  if (body != "maximum" && body != "minimum") return b.constant(t, 0);
+  const bool lowest = body == "maximum";
+  if (hlo::is_float(t)) return b.constant(t, lowest ? -INFINITY : INFINITY);
+  if (t == ElementType::kPred) return b.constant_int(t, lowest ? 0 : 1);
+  const int bits = static_cast<int>(hlo::byte_size(t)) * 8;
+  if (hlo::is_unsigned_int(t)) {
+    // constant_int prints unsigned values from their uint64 bits: -1 is all ones.
+    const int64_t max = bits == 64 ? -1 : (int64_t(1) << bits) - 1;
+    return b.constant_int(t, lowest ? 0 : max);
+  }
+  const int64_t min = bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1));
+  const int64_t max = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+  return b.constant_int(t, lowest ? min : max);
+}
+
 }  // namespace
 
 at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
@@ -275,27 +294,23 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
                            s64_splat(b, 1, dims), "add");
     Value base = in[0];
     if (!include_self) {
-      double identity = 0;
-      if (std::string(body) == "multiply") identity = 1;
-      Value id;
-      if (std::string(body) == "maximum" || std::string(body) == "minimum") {
-        const bool mx = std::string(body) == "maximum";
-        id = is_float(t)
-                 ? b.constant(t, mx ? -INFINITY : INFINITY)
-                 : b.convert(b.constant_int(ElementType::kS64, mx ? INT64_MIN : INT64_MAX), t);
-        if (t == ElementType::kPred) id = b.constant_int(t, mx ? 0 : 1);
-      } else {
-        id = b.constant(t, identity);
-      }
       Value touched = b.compare(Compare::kGT, hit, s64_splat(b, 0, self_dims));
-      base = b.select(touched, b.splat(id, self_dims), in[0]);
+      base = b.select(touched, b.splat(reduce_identity(b, body, t), self_dims), in[0]);
     }
     Value r = scatter_at(b, base, coords, updates, body);
     if (mean) {
       Value count = b.convert(hit, t);
       if (include_self) count = b.binary("add", count, b.splat(b.constant(t, 1), self_dims));
       Value safe = b.binary("maximum", count, b.splat(b.constant(t, 1), self_dims));
-      r = b.binary("divide", r, safe);
+      Value q = b.binary("divide", r, safe);
+      if (hlo::is_signed_int(t)) {
+        // Integer division truncates; CPU's mean floors (count > 0).
+        Value inexact = b.compare(Compare::kNE, b.binary("remainder", r, safe), b.zeros(r.type));
+        Value negative = b.compare(Compare::kLT, r, b.zeros(r.type));
+        q = b.select(b.binary("and", inexact, negative),
+                     b.binary("subtract", q, b.splat(b.constant(t, 1), self_dims)), q);
+      }
+      r = q;
     }
     return std::vector<Value>{r};
   });
