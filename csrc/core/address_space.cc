@@ -6,6 +6,10 @@
 namespace torch_tpu {
 namespace {
 constexpr size_t kAlignment = 512;  // matches CUDA's caching allocator
+// Recycling is for the small tensors eager code churns through; at most
+// 4096 ranges of up to 1 MiB (4 GiB of the reserved 16 TiB) are held.
+constexpr size_t kMaxRecycled = 4096;
+constexpr size_t kMaxRecycledLength = size_t(1) << 20;
 size_t round_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 }  // namespace
 
@@ -32,6 +36,12 @@ AddressSpace::AddressSpace() {
 uintptr_t AddressSpace::allocate(size_t nbytes) {
   const size_t len = round_up(nbytes == 0 ? 1 : nbytes);
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = recycled_.find(len); it != recycled_.end() && !it->second.empty()) {
+    const uintptr_t start = it->second.back();
+    it->second.pop_back();
+    --recycled_count_;
+    return start;
+  }
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < len) continue;
     const uintptr_t start = it->first;
@@ -51,6 +61,11 @@ void AddressSpace::release(uintptr_t address) {
   if (it == used_.end()) return;
   uintptr_t start = it->first;
   size_t len = it->second;
+  if (len <= kMaxRecycledLength && recycled_count_ < kMaxRecycled) {
+    recycled_[len].push_back(start);
+    ++recycled_count_;
+    return;
+  }
   used_.erase(it);
   auto next = free_.lower_bound(start);
   if (next != free_.end() && start + len == next->first) {

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 namespace torch_tpu {
 
@@ -30,6 +32,11 @@ class AddressSpace {
   mutable std::mutex mu_;
   std::map<uintptr_t, size_t> free_;  // start -> length, coalesced
   std::map<uintptr_t, size_t> used_;  // start -> length
+  // Recently released ranges by length, still counted as used: the next
+  // allocation of the same length takes one back without touching the maps
+  // (eager code allocates and frees same-sized tensors on every op).
+  std::unordered_map<size_t, std::vector<uintptr_t>> recycled_;
+  size_t recycled_count_ = 0;
 };
 
 }  // namespace torch_tpu

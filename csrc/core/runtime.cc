@@ -53,6 +53,14 @@ Runtime::Runtime() {
     // The Runtime (and so the client) is never destroyed: tearing a client
     // down during interpreter shutdown races with the plugin's threads.
     client_ = pjrt::Client::create(api, options);
+    for (const auto& device : client_->devices()) {
+      pjrt::MemoryStats stats;
+      const bool known = client_->memory_stats(device, &stats) && stats.bytes_limit > 0;
+      // The CPU plugin keeps device buffers in host memory.
+      memory_limits_.push_back(known ? stats.bytes_limit
+                                     : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                                           ::sysconf(_SC_PAGESIZE));
+    }
   } catch (const pjrt::Error& e) {
     TORCH_CHECK(false, "tpu: cannot initialize the PJRT runtime: ", e.what());
   }
@@ -66,12 +74,8 @@ const pjrt::DeviceInfo& Runtime::device(int index) const {
 }
 
 int64_t Runtime::memory_limit(int index) const {
-  pjrt::MemoryStats stats;
-  if (client_->memory_stats(device(index), &stats) && stats.bytes_limit > 0) {
-    return stats.bytes_limit;
-  }
-  // The CPU plugin keeps device buffers in host memory.
-  return static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  (void)device(index);  // validates the index
+  return memory_limits_[index];
 }
 
 }  // namespace torch_tpu

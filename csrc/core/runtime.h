@@ -24,12 +24,14 @@ class Runtime {
   const pjrt::DeviceInfo& device(int index) const;
   const std::string& plugin_path() const { return plugin_path_; }
   const std::string& plugin_reason() const { return plugin_reason_; }
-  // Bytes of device memory the allocator may hand out.
+  // Bytes of device memory the allocator may hand out (queried once per
+  // device at start-up: every allocation checks it).
   int64_t memory_limit(int index) const;
 
  private:
   Runtime();
   std::shared_ptr<pjrt::Client> client_;
+  std::vector<int64_t> memory_limits_;
   std::string plugin_path_;
   std::string plugin_reason_;
 };

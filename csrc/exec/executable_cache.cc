@@ -16,8 +16,10 @@ ExecutableCache& ExecutableCache::get() {
   return *cache;
 }
 
-pjrt::ExecutablePtr ExecutableCache::get_or_compile(
-    const std::string& key, const std::function<std::string()>& build_text) {
+pjrt::ExecutablePtr ExecutableCache::get_or_compile(const std::string& key,
+                                                    c10::function_ref<std::string()> build_text,
+                                                    std::string_view label) {
+  if (label.empty()) label = key;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = entries_.find(key);
@@ -28,13 +30,13 @@ pjrt::ExecutablePtr ExecutableCache::get_or_compile(
   }
   const std::string text = build_text();
   static const bool dump = std::getenv("TORCH_TPU_DUMP_HLO") != nullptr;
-  if (dump) std::cerr << "[torch_tpu] compiling " << key << "\n" << text;
+  if (dump) std::cerr << "[torch_tpu] compiling " << label << "\n" << text;
   const auto start = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;
   try {
     exe = Runtime::get().client().compile(text, pjrt::single_device_compile_options());
   } catch (const pjrt::Error& e) {
-    TORCH_CHECK(false, "tpu: compiling ", key, " failed: ", e.what());
+    TORCH_CHECK(false, "tpu: compiling ", label, " failed: ", e.what());
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;
   Metrics::get().compiles++;

@@ -2,12 +2,16 @@
 //
 // Keys are built by the lowering from the op's structure, static attributes
 // and input shapes/dtypes/view parameters, so a hit never needs the program
-// text; the text is only built (by `build_text`) on a miss.
+// text; the text is only built (by `build_text`) on a miss. Keys may hold
+// raw bytes (they are built on every launch, so they are not formatted as
+// text); `label` is what errors and TORCH_TPU_DUMP_HLO print instead.
 #pragma once
 
-#include <functional>
+#include <c10/util/FunctionRef.h>
+
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "pjrt/executable.h"
@@ -19,7 +23,8 @@ class ExecutableCache {
   static ExecutableCache& get();
 
   pjrt::ExecutablePtr get_or_compile(const std::string& key,
-                                     const std::function<std::string()>& build_text);
+                                     c10::function_ref<std::string()> build_text,
+                                     std::string_view label = {});
   size_t size() const;
   void clear();
 

@@ -1,6 +1,7 @@
 #include "exec/launcher.h"
 
 #include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
 
 #include <deque>
 #include <map>
@@ -64,14 +65,13 @@ void raise_deferred(DeviceQueue& q) {
 }  // namespace
 
 std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
-                                    const std::vector<pjrt::BufferPtr>& args, int device_index) {
-  std::vector<PJRT_Buffer*> raw;
-  raw.reserve(args.size());
+                                    c10::ArrayRef<pjrt::BufferPtr> args, int device_index) {
+  c10::SmallVector<PJRT_Buffer*, 8> raw;
   for (const auto& a : args) raw.push_back(a->raw());
   const auto& device = Runtime::get().device(device_index);
   pjrt::ExecuteResult result;
   try {
-    result = exe.execute(raw, device.raw);
+    result = exe.execute(raw.data(), raw.size(), device.raw);
   } catch (const pjrt::Error& e) {
     rethrow(e, "execute");
   }

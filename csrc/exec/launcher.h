@@ -7,6 +7,8 @@
 // synchronize() or host read on that device.
 #pragma once
 
+#include <c10/util/ArrayRef.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -18,7 +20,7 @@
 namespace torch_tpu {
 
 std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
-                                    const std::vector<pjrt::BufferPtr>& args, int device_index);
+                                    c10::ArrayRef<pjrt::BufferPtr> args, int device_index);
 
 // Blocks until all work launched on the device so far has finished; raises
 // the first asynchronous error, if any.

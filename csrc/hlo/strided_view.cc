@@ -22,15 +22,6 @@ bool StridedView::is_contiguous() const {
   return true;
 }
 
-std::string StridedView::key() const {
-  std::string s = mlir_name(element);
-  s += "[";
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    s += std::to_string(sizes[i]) + ":" + std::to_string(strides[i]) + ",";
-  }
-  return s + "]+" + std::to_string(offset);
-}
-
 namespace {
 
 // Element types bitcast_convert cannot take directly, and the type whose

@@ -23,8 +23,6 @@ struct StridedView {
 
   int64_t numel() const;
   bool is_contiguous() const;
-  // Compact text that identifies the view, for executable cache keys.
-  std::string key() const;
 };
 
 // `base` is the flat storage buffer (any element type; reinterpreted as

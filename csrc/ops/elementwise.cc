@@ -634,11 +634,25 @@ std::vector<std::string> overloads() {
   return names;
 }
 
-struct Operand {
+// What a call needs to know about one overload's schema, worked out once per
+// overload: the boxed kernel runs on every call, and reading argument names
+// and types out of the schema each time costs more than a small launch.
+struct ArgInfo {
   std::string name;
-  bool is_tensor = false;  // a tpu tensor read through its view
-  at::Tensor tensor;       // also set for CPU 0-dim tensors (for promotion)
-  at::Scalar scalar;
+  bool is_out = false;           // out= / grad_input= (not for in-place ops)
+  bool is_scalar = false;        // a Scalar or float argument
+  bool optional_factor = false;  // alpha/value: left out when it is 1
+  bool promotes = false;         // takes part in type promotion
+  bool keeps_own_type = false;   // a mask or condition
+};
+
+struct OverloadInfo {
+  std::string name;  // the op without its in-place underscore
+  bool inplace = false;
+  const ElementwiseDef* def = nullptr;
+  std::string op_name;     // aten::add.Tensor, for messages
+  std::string key_prefix;  // everything of the cache key fixed by the overload
+  std::vector<ArgInfo> args;
 };
 
 // Scalar and float arguments (logit's eps, softplus's beta) are runtime
@@ -652,31 +666,70 @@ bool is_scalar_type(const c10::TypePtr& type) {
   return false;
 }
 
-void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
-  std::string name = schema.name().substr(schema.name().find("::") + 2);
-  const bool inplace = !name.empty() && name.back() == '_';
-  if (inplace) name.pop_back();
-  const auto& def = table().at(name);
-  const std::string op_name =
+OverloadInfo describe_overload(const c10::FunctionSchema& schema) {
+  OverloadInfo info;
+  info.name = schema.name().substr(schema.name().find("::") + 2);
+  info.inplace = !info.name.empty() && info.name.back() == '_';
+  if (info.inplace) info.name.pop_back();
+  info.def = &table().at(info.name);
+  info.op_name =
       schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  info.key_prefix = "ew:" + info.op_name;
+  const auto& promote = info.def->promote;
+  for (const auto& arg : schema.arguments()) {
+    ArgInfo a;
+    a.name = arg.name();
+    a.is_out = arg.alias_info() && arg.alias_info()->isWrite() && !info.inplace;
+    a.is_scalar = is_scalar_type(arg.type());
+    a.optional_factor = (a.name == "alpha" && (info.name == "add" || info.name == "sub")) ||
+                        (a.name == "value" && (info.name == "addcmul" || info.name == "addcdiv"));
+    a.keeps_own_type = keeps_own_type(a.name);
+    a.promotes = !a.keeps_own_type && (promote.empty() || std::find(promote.begin(), promote.end(),
+                                                                    a.name) != promote.end());
+    info.args.push_back(std::move(a));
+  }
+  return info;
+}
 
-  const size_t num_args = schema.arguments().size();
+const OverloadInfo& overload_info(const c10::OperatorHandle& op) {
+  // Keyed by the schema's address, which is stable while the operator is
+  // registered; per thread, so the lookup takes no lock.
+  thread_local std::unordered_map<const c10::FunctionSchema*, OverloadInfo> infos;
+  const c10::FunctionSchema& schema = op.schema();
+  auto it = infos.find(&schema);
+  if (it == infos.end()) it = infos.emplace(&schema, describe_overload(schema)).first;
+  return it->second;
+}
+
+struct Operand {
+  const ArgInfo* arg;
+  bool is_tensor = false;  // a tpu tensor read through its view
+  at::Tensor tensor;       // also set for CPU 0-dim tensors (for promotion)
+  at::Scalar scalar;
+};
+
+void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const OverloadInfo& info = overload_info(op);
+  const std::string& name = info.name;
+  const bool inplace = info.inplace;
+  const ElementwiseDef& def = *info.def;
+  const std::string& op_name = info.op_name;
+
+  const size_t num_args = info.args.size();
   auto args = torch::jit::last(*stack, num_args);
-  std::vector<Operand> operands;
+  c10::SmallVector<Operand, 4> operands;
   std::map<std::string, std::string> attrs;
   at::Tensor out;
   for (size_t i = 0; i < num_args; ++i) {
-    const auto& arg = schema.arguments()[i];
+    const ArgInfo& arg = info.args[i];
     const c10::IValue& v = args[i];
-    const std::string& arg_name = arg.name();
-    if (arg.alias_info() && arg.alias_info()->isWrite() && !inplace) {
+    if (arg.is_out) {
       out = v.toTensor();  // out= / grad_input=
       continue;
     }
     if (v.isNone()) continue;
     if (v.isTensor()) {
-      Operand o{arg_name};
+      Operand o{&arg};
       o.tensor = v.toTensor();
       const bool tpu = o.tensor.device().type() == c10::DeviceType::PrivateUse1;
       // CPU 0-dim tensors act as scalars, as they do with CUDA tensors.
@@ -686,33 +739,25 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
         o.is_tensor = true;
       }
       operands.push_back(std::move(o));
-    } else if (is_scalar_type(arg.type())) {
-      Operand o{arg_name};
+    } else if (arg.is_scalar) {
+      Operand o{&arg};
       o.scalar = v.toScalar();
       // alpha == 1 and value == 1 are the common case: leave them out.
-      const bool optional_factor =
-          (arg_name == "alpha" && (name == "add" || name == "sub")) ||
-          (arg_name == "value" && (name == "addcmul" || name == "addcdiv"));
-      if (optional_factor && o.scalar.equal(1)) continue;
+      if (arg.optional_factor && o.scalar.equal(1)) continue;
       operands.push_back(std::move(o));
     } else if (v.isString()) {
-      attrs[arg_name] = v.toStringRef();
+      attrs[arg.name] = v.toStringRef();
     } else if (v.isBool()) {
-      attrs[arg_name] = v.toBool() ? "1" : "0";
+      attrs[arg.name] = v.toBool() ? "1" : "0";
     } else if (v.isInt()) {
-      attrs[arg_name] = std::to_string(v.toInt());
+      attrs[arg.name] = std::to_string(v.toInt());
     } else {
-      TORCH_CHECK(false, op_name, ": unsupported argument '", arg_name, "'");
+      TORCH_CHECK(false, op_name, ": unsupported argument '", arg.name, "'");
     }
   }
 
   // Type promotion, as TensorIterator does it, over the promoting operands;
   // broadcasting over all tensor operands.
-  auto promotes = [&](const std::string& n) {
-    if (keeps_own_type(n)) return false;
-    return def.promote.empty() ||
-           std::find(def.promote.begin(), def.promote.end(), n) != def.promote.end();
-  };
   at::native::ResultTypeState state;
   at::DimVector shape;
   const at::Tensor* first_tpu = nullptr;
@@ -720,8 +765,8 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   for (const auto& o : operands) {
     if (o.tensor.defined()) shape = at::infer_size_dimvector(shape, o.tensor.sizes());
     if (o.is_tensor && first_tpu == nullptr) first_tpu = &o.tensor;
-    if (o.name == "self" && o.tensor.defined()) self_tensor = &o.tensor;
-    if (!promotes(o.name)) continue;
+    if (o.arg->name == "self" && o.tensor.defined()) self_tensor = &o.tensor;
+    if (!o.arg->promotes) continue;
     state = o.tensor.defined() ? at::native::update_result_type_state(o.tensor, state)
                                : at::native::update_result_type_state(o.scalar, state);
   }
@@ -744,7 +789,7 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   }
   if (name == "masked_fill") {
     for (const auto& o : operands) {
-      if (o.name == "value" && o.tensor.defined()) {
+      if (o.arg->name == "value" && o.tensor.defined()) {
         TORCH_CHECK(o.tensor.dim() == 0,
                     "masked_fill_ only supports a 0-dimensional value "
                     "tensor, but got tensor with ",
@@ -781,8 +826,14 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   const at::ScalarType opmath =
       (compute == at::kHalf || compute == at::kBFloat16) && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
-  std::string key = "ew:" + op_name + ":" + hlo::mlir_name(ctype);
-  for (const auto& o : operands) key += ":" + o.name + (o.is_tensor ? "=t" : "=s");
+  std::string key = info.key_prefix;
+  key += ':';
+  key += hlo::mlir_name(ctype);
+  for (const auto& o : operands) {
+    key += ':';
+    key += o.arg->name;
+    key += o.is_tensor ? "=t" : "=s";
+  }
   for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;
   TensorProgram program(op_name.c_str(), key);
   for (const auto& o : operands) {
@@ -790,7 +841,7 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
       program.input(o.tensor);
     } else {
       // A scalar condition/mask is a bool; everything else computes in ctype.
-      program.scalar(o.scalar, keeps_own_type(o.name) ? ElementType::kPred : ctype);
+      program.scalar(o.scalar, o.arg->keeps_own_type ? ElementType::kPred : ctype);
     }
   }
   program.output(result);
@@ -801,8 +852,9 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     inputs.compute = ctype;
     inputs.shape = out_shape;
     for (size_t i = 0; i < operands.size(); ++i) {
-      Value v = keeps_own_type(operands[i].name) ? in[i] : b.convert(in[i], ctype);
-      inputs.values[operands[i].name] = broadcast_to(b, v, out_shape);
+      const ArgInfo& arg = *operands[i].arg;
+      Value v = arg.keeps_own_type ? in[i] : b.convert(in[i], ctype);
+      inputs.values[arg.name] = broadcast_to(b, v, out_shape);
     }
     return std::vector<Value>{def.lower(b, inputs)};
   });

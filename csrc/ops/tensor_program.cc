@@ -7,28 +7,44 @@
 
 #include "core/allocator.h"
 #include "core/dtype_map.h"
+#include "exec/cache_key.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
+#include "exec/scalar_buffers.h"
 #include "ops/broadcast.h"
 #include "ops/nan_check.h"
 
 namespace torch_tpu {
 
-hlo::StridedView view_of(const at::Tensor& t) {
+ViewArg::ViewArg(const at::Tensor& t)
+    : element(element_type_for(t.scalar_type(), "tpu")),
+      sizes(t.sizes()),
+      strides(t.strides()),
+      offset(t.storage_offset()),
+      numel(t.numel()) {}
+
+hlo::StridedView ViewArg::strided() const {
   hlo::StridedView v;
-  v.element = element_type_for(t.scalar_type(), "tpu");
-  v.sizes = t.sizes().vec();
-  v.strides = t.strides().vec();
-  v.offset = t.storage_offset();
+  v.element = element;
+  v.sizes.assign(sizes.begin(), sizes.end());
+  v.strides.assign(strides.begin(), strides.end());
+  v.offset = offset;
   return v;
+}
+
+void ViewArg::append_key(std::string& key) const {
+  append_bytes(key, element);
+  append_sequence(key, sizes);
+  key.append(reinterpret_cast<const char*>(strides.data()), strides.size() * sizeof(int64_t));
+  append_bytes(key, offset);
 }
 
 namespace {
 
 // True when writing `v` replaces every byte of `storage`.
-bool covers_storage(const hlo::StridedView& v, const DeviceStorage& storage) {
-  return v.offset == 0 && v.is_contiguous() &&
-         static_cast<size_t>(v.numel()) * hlo::byte_size(v.element) == storage.nbytes();
+bool covers_storage(const at::Tensor& t, const ViewArg& v, const DeviceStorage& storage) {
+  return v.offset == 0 && t.is_contiguous() &&
+         static_cast<size_t>(v.numel) * hlo::byte_size(v.element) == storage.nbytes();
 }
 
 }  // namespace
@@ -75,11 +91,6 @@ std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t)
   return {};
 }
 
-pjrt::BufferPtr upload_scalar(const c10::Scalar& value, hlo::ElementType type, int device_index) {
-  const auto bytes = pack_scalar(value, type);
-  return upload(bytes.data(), type, {}, device_index);
-}
-
 TensorProgram::TensorProgram(const char* op, std::string key) : op_(op), key_(std::move(key)) {}
 
 void TensorProgram::check_device(const at::Tensor& t) {
@@ -105,9 +116,9 @@ int TensorProgram::slot_for(DeviceStorage* storage) {
 
 void TensorProgram::input(const at::Tensor& t) {
   check_device(t);
-  hlo::StridedView v = view_of(t);
+  ViewArg v(t);
   int slot = -1;
-  if (v.numel() > 0) {
+  if (v.numel > 0) {
     slot = slot_for(storage_of(t.storage()));
     slots_[slot].needs_base = true;
   }
@@ -117,32 +128,104 @@ void TensorProgram::input(const at::Tensor& t) {
 
 void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type) {
   input_order_.push_back(~static_cast<int>(scalars_.size()));
-  scalars_.emplace_back(type, pack_scalar(value, type));
+  const std::vector<unsigned char> bytes = pack_scalar(value, type);
+  ScalarArg arg{type, {}, bytes.size()};
+  std::memcpy(arg.bytes.data(), bytes.data(), bytes.size());
+  scalars_.push_back(arg);
 }
 
 void TensorProgram::output(const at::Tensor& dst) {
   check_device(dst);
-  hlo::StridedView v = view_of(dst);
+  ViewArg v(dst);
   int slot = -1;
-  if (v.numel() > 0) {
+  if (v.numel > 0) {
     DeviceStorage* storage = storage_of(dst.storage());
     slot = slot_for(storage);
-    if (!covers_storage(v, *storage)) slots_[slot].needs_base = true;
+    if (!covers_storage(dst, v, *storage)) slots_[slot].needs_base = true;
   }
   outputs_.emplace_back(slot, std::move(v));
   if (nan_check_enabled()) output_tensors_.push_back(dst);
 }
 
-void TensorProgram::run(const Lowering& lower) {
+std::string TensorProgram::build_key() const {
+  // Storage bases (type and length), then each input view, each scalar's
+  // type and each output view.
+  std::string key;
+  key.reserve(key_.size() + 96 * (slots_.size() + inputs_.size() + outputs_.size()) + 8);
+  key = key_;
+  key += '\0';
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].needs_base) continue;
+    append_bytes(key, static_cast<int32_t>(i));
+    append_bytes(key, slots_[i].base_element);
+    append_bytes(key, slots_[i].base_count);
+  }
+  append_bytes(key, static_cast<int32_t>(-1));
+  for (const auto& [slot, view] : inputs_) {
+    append_bytes(key, static_cast<int32_t>(slot));
+    view.append_key(key);
+  }
+  for (const auto& s : scalars_) append_bytes(key, s.type);
+  append_bytes(key, static_cast<int32_t>(-1));
+  for (const auto& [slot, view] : outputs_) {
+    append_bytes(key, static_cast<int32_t>(slot));
+    view.append_key(key);
+  }
+  return key;
+}
+
+std::string TensorProgram::lower_to_text(Lowering lower) const {
+  hlo::Builder b;
+  std::vector<hlo::Value> current(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const auto& slot = slots_[i];
+    if (slot.needs_base) current[i] = b.parameter({slot.base_element, {slot.base_count}});
+  }
+  std::vector<hlo::Value> scalar_values;
+  for (const auto& s : scalars_) scalar_values.push_back(b.parameter({s.type, {}}));
+  std::vector<hlo::Value> values;
+  for (int idx : input_order_) {
+    if (idx < 0) {
+      values.push_back(scalar_values[~idx]);
+      continue;
+    }
+    const auto& [slot, view] = inputs_[idx];
+    const std::vector<int64_t> sizes(view.sizes.begin(), view.sizes.end());
+    values.push_back(slot < 0 ? b.zeros({view.element, sizes})
+                              : hlo::read_view(b, current[slot], view.strided()));
+  }
+  std::vector<hlo::Value> results = lower(b, values);
+  TORCH_CHECK(results.size() == outputs_.size(), op_, ": lowering produced ", results.size(),
+              " results for ", outputs_.size(), " outputs");
+  std::vector<bool> written(slots_.size(), false);
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const auto& [slot, view] = outputs_[i];
+    if (slot < 0) continue;
+    const std::vector<int64_t> sizes(view.sizes.begin(), view.sizes.end());
+    hlo::Value value = b.convert(results[i], view.element);
+    if (value.type.dims != sizes) value = b.reshape(value, sizes);
+    if (!slots_[slot].needs_base) {
+      current[slot] = b.reshape(value, {view.numel});
+    } else {
+      current[slot] = hlo::write_view(b, current[slot], view.strided(), value);
+    }
+    written[slot] = true;
+  }
+  std::vector<hlo::Value> outs;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (written[i]) outs.push_back(current[i]);
+  }
+  b.set_results(outs);
+  return b.module_text();
+}
+
+void TensorProgram::run(Lowering lower) {
   bool any_output = false;
   for (const auto& o : outputs_) any_output |= o.first >= 0;
   if (!any_output) return;  // every destination is empty
 
-  // Parameters: storage bases first, then scalars. The key records each
-  // base's type and length, each view, and each scalar's type.
-  std::vector<pjrt::BufferPtr> args;
-  std::string key = key_ + "|";
-  std::vector<hlo::TensorType> base_types(slots_.size(), {hlo::ElementType::kU8, {}});
+  // Parameters: storage bases first, then scalars.
+  c10::SmallVector<pjrt::BufferPtr, 8> args;
   for (size_t i = 0; i < slots_.size(); ++i) {
     auto& slot = slots_[i];
     if (!slot.needs_base) continue;
@@ -160,68 +243,20 @@ void TensorProgram::run(const Lowering& lower) {
         break;
       }
     }
-    pjrt::BufferPtr base = slot.storage->buffer(first_type);
-    slot.param = static_cast<int>(args.size());
-    base_types[i] = {slot.storage->element(), {slot.storage->element_count()}};
-    args.push_back(std::move(base));
-    key += "b" + base_types[i].str() + ";";
+    args.push_back(slot.storage->buffer(first_type));
+    slot.base_element = slot.storage->element();
+    slot.base_count = slot.storage->element_count();
   }
-  for (const auto& in : inputs_) key += "i" + std::to_string(in.first) + in.second.key() + ";";
-  for (const auto& [type, bytes] : scalars_) {
-    key += std::string("s") + hlo::mlir_name(type) + ";";
-    args.push_back(upload(bytes.data(), type, {}, device_index_));
-  }
-  for (const auto& out : outputs_) {
-    key += "o" + std::to_string(out.first) + out.second.key() + ";";
+  for (const auto& s : scalars_) {
+    args.push_back(scalar_buffer(s.bytes.data(), s.size, s.type, device_index_));
   }
 
-  auto exe = ExecutableCache::get().get_or_compile(key, [&] {
-    hlo::Builder b;
-    std::vector<hlo::Value> current(slots_.size());
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].needs_base) current[i] = b.parameter(base_types[i]);
-    }
-    std::vector<hlo::Value> scalar_values;
-    for (const auto& s : scalars_) scalar_values.push_back(b.parameter({s.first, {}}));
-    std::vector<hlo::Value> values;
-    for (int idx : input_order_) {
-      if (idx < 0) {
-        values.push_back(scalar_values[~idx]);
-        continue;
-      }
-      const auto& [slot, view] = inputs_[idx];
-      values.push_back(slot < 0 ? b.zeros({view.element, view.sizes})
-                                : hlo::read_view(b, current[slot], view));
-    }
-    std::vector<hlo::Value> results = lower(b, values);
-    TORCH_CHECK(results.size() == outputs_.size(), op_, ": lowering produced ", results.size(),
-                " results for ", outputs_.size(), " outputs");
-    std::vector<bool> written(slots_.size(), false);
-    for (size_t i = 0; i < outputs_.size(); ++i) {
-      const auto& [slot, view] = outputs_[i];
-      if (slot < 0) continue;
-      hlo::Value value = b.convert(results[i], view.element);
-      if (value.type.dims != view.sizes) {
-        value = b.reshape(value, view.sizes);
-      }
-      if (!slots_[slot].needs_base) {
-        current[slot] = b.reshape(value, {view.numel()});
-      } else {
-        current[slot] = hlo::write_view(b, current[slot], view, value);
-      }
-      written[slot] = true;
-    }
-    std::vector<hlo::Value> outs;
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (written[i]) outs.push_back(current[i]);
-    }
-    b.set_results(outs);
-    return b.module_text();
-  });
-
+  auto exe = ExecutableCache::get().get_or_compile(
+      build_key(), [&] { return lower_to_text(lower); }, key_);
   std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_);
+
   // The program returns one flat buffer per written storage, in slot order.
-  std::vector<const hlo::StridedView*> written_view(slots_.size(), nullptr);
+  c10::SmallVector<const ViewArg*, 4> written_view(slots_.size(), nullptr);
   for (const auto& [slot, view] : outputs_) {
     if (slot >= 0) written_view[slot] = &view;
   }
@@ -229,8 +264,8 @@ void TensorProgram::run(const Lowering& lower) {
   for (size_t slot = 0; slot < slots_.size(); ++slot) {
     if (written_view[slot] == nullptr) continue;
     const hlo::ElementType type =
-        slots_[slot].needs_base ? base_types[slot].element : written_view[slot]->element;
-    slots_[slot].storage->set_buffer(results.at(next++), type);
+        slots_[slot].needs_base ? slots_[slot].base_element : written_view[slot]->element;
+    slots_[slot].storage->set_buffer(std::move(results.at(next++)), type);
   }
   if (nan_check_enabled()) check_outputs_finite(op_, output_tensors_);
 }

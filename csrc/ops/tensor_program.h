@@ -10,10 +10,13 @@
 // out= variants and writes through views all go through the same path.
 #pragma once
 
+#include <ATen/DimVector.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
+#include <c10/util/FunctionRef.h>
+#include <c10/util/SmallVector.h>
 
-#include <functional>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -23,10 +26,25 @@
 
 namespace torch_tpu {
 
-hlo::StridedView view_of(const at::Tensor& t);
+// A tensor's view of its storage as TensorProgram keys it. The sizes and
+// strides are held inline: a program is assembled on every launch, so it
+// allocates nothing per operand in the common case.
+struct ViewArg {
+  hlo::ElementType element;
+  at::DimVector sizes;
+  at::DimVector strides;  // in elements
+  int64_t offset;         // in elements
+  int64_t numel;
 
-using Lowering =
-    std::function<std::vector<hlo::Value>(hlo::Builder&, const std::vector<hlo::Value>& inputs)>;
+  explicit ViewArg(const at::Tensor& t);
+  hlo::StridedView strided() const;
+  // Appends bytes that identify the view to an executable cache key.
+  void append_key(std::string& key) const;
+};
+
+// Called only when the program is not in the executable cache yet.
+using Lowering = c10::function_ref<std::vector<hlo::Value>(hlo::Builder&,
+                                                           const std::vector<hlo::Value>& inputs)>;
 
 class TensorProgram {
  public:
@@ -41,33 +59,40 @@ class TensorProgram {
   // Adds a destination; the lowering's i-th result is written to the i-th.
   void output(const at::Tensor& dst);
 
-  void run(const Lowering& lower);
+  void run(Lowering lower);
 
  private:
   struct StorageSlot {
     DeviceStorage* storage;
     bool needs_base = false;
-    int param = -1;
+    // The storage's contents as the program reads them (set by run()).
+    hlo::ElementType base_element = hlo::ElementType::kU8;
+    int64_t base_count = 0;
   };
   int slot_for(DeviceStorage* storage);
   void check_device(const at::Tensor& t);
 
+  struct ScalarArg {
+    hlo::ElementType type;
+    std::array<unsigned char, 16> bytes;  // the widest scalar is complex128
+    size_t size;
+  };
+  std::string build_key() const;
+  std::string lower_to_text(Lowering lower) const;
+
   const char* op_;
   std::string key_;
   int device_index_ = -1;
-  std::vector<StorageSlot> slots_;
-  std::vector<std::pair<int, hlo::StridedView>> inputs_;  // slot (-1: empty), view
-  std::vector<std::pair<hlo::ElementType, std::vector<unsigned char>>> scalars_;
-  std::vector<int> input_order_;  // >=0 tensor input index, <0 ~scalar index
-  std::vector<std::pair<int, hlo::StridedView>> outputs_;
+  c10::SmallVector<StorageSlot, 4> slots_;
+  c10::SmallVector<std::pair<int, ViewArg>, 4> inputs_;  // slot (-1: empty), view
+  c10::SmallVector<ScalarArg, 4> scalars_;
+  c10::SmallVector<int, 8> input_order_;  // >=0 tensor input index, <0 ~scalar index
+  c10::SmallVector<std::pair<int, ViewArg>, 2> outputs_;
   std::vector<at::Tensor> output_tensors_;  // kept only for TORCH_TPU_DEBUG_NAN
 };
 
 // A scalar's bytes in `type`; raises (like CPU) when the value does not fit.
 std::vector<unsigned char> pack_scalar(const c10::Scalar& value, hlo::ElementType type);
-
-// Uploads a scalar as a 0-d buffer of `type` (a runtime program argument).
-pjrt::BufferPtr upload_scalar(const c10::Scalar& value, hlo::ElementType type, int device_index);
 
 // Fills `out` with `value` (any pending-capable whole-storage fill).
 void fill_tensor(const at::Tensor& out, const c10::Scalar& value, const char* op);

@@ -30,11 +30,11 @@ LoadedExecutable::~LoadedExecutable() {
   if (error != nullptr) (void)api_->to_exception(error, "destroy");
 }
 
-ExecuteResult LoadedExecutable::execute(const std::vector<PJRT_Buffer*>& args,
+ExecuteResult LoadedExecutable::execute(PJRT_Buffer* const* args, size_t num_args,
                                         PJRT_Device* device) const {
   PaddedArgs<PJRT_ExecuteOptions> options;
   std::vector<PJRT_Buffer*> outputs(num_outputs_, nullptr);
-  PJRT_Buffer* const* arg_list = args.data();
+  PJRT_Buffer* const* arg_list = args;
   PJRT_Buffer** output_list = outputs.data();
   PJRT_Event* done = nullptr;
 
@@ -43,7 +43,7 @@ ExecuteResult LoadedExecutable::execute(const std::vector<PJRT_Buffer*>& args,
   exec->options = options.get();
   exec->argument_lists = &arg_list;
   exec->num_devices = 1;
-  exec->num_args = args.size();
+  exec->num_args = num_args;
   exec->output_lists = &output_list;
   exec->device_complete_events = &done;
   exec->execute_device = device;

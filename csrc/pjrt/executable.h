@@ -26,7 +26,10 @@ class LoadedExecutable {
   size_t num_outputs() const { return num_outputs_; }
   // Launches on `device` (a PJRT_Device of the owning client) and returns at
   // once; outputs may be passed to further executions before they are ready.
-  ExecuteResult execute(const std::vector<PJRT_Buffer*>& args, PJRT_Device* device) const;
+  ExecuteResult execute(PJRT_Buffer* const* args, size_t num_args, PJRT_Device* device) const;
+  ExecuteResult execute(const std::vector<PJRT_Buffer*>& args, PJRT_Device* device) const {
+    return execute(args.data(), args.size(), device);
+  }
   // Plugin-specific bytes that Client::deserialize() turns back into an
   // executable without recompiling.
   std::string serialize() const;
