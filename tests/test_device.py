@@ -138,6 +138,29 @@ def test_metrics_count_work():
     assert y.tolist() == [2.0, 3.0, 4.0]
 
 
+def test_runtime_scalar_is_uploaded_once_per_value():
+    # Scalars are program arguments (a new value never recompiles) and each
+    # distinct value is uploaded once, not on every launch.
+    x = torch.arange(6.0, device="tpu")
+    x.mul(2.75)
+    before = torch_tpu.debug.metrics()
+    for _ in range(5):
+        y = x.mul(2.75)
+    after = torch_tpu.debug.metrics()
+    assert after["h2d_transfers"] == before["h2d_transfers"]
+    assert after["compiles"] == before["compiles"]
+    z = x.mul(-1.25)  # a new value: one upload, still no compile
+    again = torch_tpu.debug.metrics()
+    assert again["h2d_transfers"] == after["h2d_transfers"] + 1
+    assert again["compiles"] == after["compiles"]
+    assert y.cpu().tolist() == [i * 2.75 for i in range(6)]
+    assert z.cpu().tolist() == [i * -1.25 for i in range(6)]
+    # Same bytes, different type: a separate buffer with the right value.
+    xi = torch.arange(6, device="tpu")
+    assert (xi * 3).cpu().tolist() == [i * 3 for i in range(6)]
+    assert (x * 3).cpu().tolist() == [i * 3.0 for i in range(6)]
+
+
 def test_fill_is_pending_until_read():
     x = torch.full((16,), 3.0, device="tpu")
     assert torch_tpu._C._storage_state(x)["state"] == "pending"

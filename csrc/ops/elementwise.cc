@@ -16,6 +16,7 @@
 
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
+#include "ops/overload_names.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -666,14 +667,15 @@ bool is_scalar_type(const c10::TypePtr& type) {
   return false;
 }
 
-OverloadInfo describe_overload(const c10::FunctionSchema& schema) {
+OverloadInfo describe_overload(const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();
+  const OverloadNames& names = overload_names(op);
   OverloadInfo info;
-  info.name = schema.name().substr(schema.name().find("::") + 2);
+  info.name = names.name;
   info.inplace = !info.name.empty() && info.name.back() == '_';
   if (info.inplace) info.name.pop_back();
   info.def = &table().at(info.name);
-  info.op_name =
-      schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  info.op_name = names.op_name;
   info.key_prefix = "ew:" + info.op_name;
   const auto& promote = info.def->promote;
   for (const auto& arg : schema.arguments()) {
@@ -697,7 +699,7 @@ const OverloadInfo& overload_info(const c10::OperatorHandle& op) {
   thread_local std::unordered_map<const c10::FunctionSchema*, OverloadInfo> infos;
   const c10::FunctionSchema& schema = op.schema();
   auto it = infos.find(&schema);
-  if (it == infos.end()) it = infos.emplace(&schema, describe_overload(schema)).first;
+  if (it == infos.end()) it = infos.emplace(&schema, describe_overload(op)).first;
   return it->second;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
+#include "ops/overload_names.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -123,10 +124,9 @@ Args parse(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
-  const std::string name = schema.name().substr(schema.name().find("::") + 2);
-  const std::string op_name =
-      schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  const OverloadNames& names = overload_names(op);
+  const std::string& name = names.name;
+  const std::string& op_name = names.op_name;
   Args a = parse(op, stack);
   const at::Tensor& self = a.self;
   const int64_t rank = self.dim();
@@ -310,7 +310,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return outs;
   });
 
-  torch::jit::drop(*stack, schema.arguments().size());
+  torch::jit::drop(*stack, op.schema().arguments().size());
   if (with_indices) {
     torch::jit::push(*stack, results[0], results[1]);
   } else {
