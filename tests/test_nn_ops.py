@@ -1223,3 +1223,28 @@ def test_scatter_reduce_integer_identities(dtype, reduce, include_self):
     got = x.to("tpu").scatter_reduce(0, index.to("tpu"), src.to("tpu"), reduce,
                                      include_self=include_self)
     assert torch.equal(got.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("kwargs", [{}, {"nan": 1.5}, {"posinf": 7.0}, {"neginf": -3.0},
+                                    {"nan": 2.0, "posinf": 3.0, "neginf": 4.0}])
+def test_nan_to_num_matches_cpu(dtype, kwargs):
+    # The defaults are the result dtype's own finite extremes (bf16's max, not f32's).
+    x = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), -2.5], dtype=dtype)
+    got = torch.nan_to_num(x.to("tpu"), **kwargs).cpu()
+    want = torch.nan_to_num(x, **kwargs)
+    assert got.dtype == want.dtype and torch.equal(got, want)
+    inplace = x.to("tpu")
+    inplace[1:].nan_to_num_(**kwargs)
+    want_inplace = x.clone()
+    want_inplace[1:].nan_to_num_(**kwargs)
+    assert torch.equal(inplace.cpu(), want_inplace)
+    out = torch.empty(5, dtype=dtype, device="tpu")
+    torch.nan_to_num(x.to("tpu"), out=out, **kwargs)
+    assert torch.equal(out.cpu(), want)
+
+
+def test_nan_to_num_integer_is_a_copy():
+    x = torch.tensor([1, -2, 3], dtype=torch.int32)
+    got = torch.nan_to_num(x.to("tpu"), nan=5.0)
+    assert got.dtype == torch.int32 and torch.equal(got.cpu(), x)

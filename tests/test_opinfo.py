@@ -111,7 +111,7 @@ ALLOW = [
     "reciprocal", "square", "sign", "sgn", "trunc", "frac", "round",
     "round.decimals_0", "round.decimals_3", "round.decimals_neg_3",
     "positive", "deg2rad", "rad2deg", "bitwise_not",
-    "isfinite", "isinf", "isnan", "isreal", "isneginf", "isposinf",
+    "isfinite", "isinf", "isnan", "isreal", "isneginf", "isposinf", "nan_to_num",
     "real", "conj", "conj_physical",
     # elementwise binary / ternary
     "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding",
@@ -236,7 +236,7 @@ NOT_YET = {
     "polygamma.polygamma_n_2": "aten::polygamma.out", "polygamma.polygamma_n_3": "aten::polygamma.out",
     "polygamma.polygamma_n_4": "aten::polygamma.out",
     "i0": "aten::i0.out", "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
-    "signbit": "aten::signbit.out", "nan_to_num": "aten::nan_to_num.out",
+    "signbit": "aten::signbit.out",
     "sinc": "aten::sinc.out", "heaviside": "aten::heaviside.out", "angle": "aten::angle",
     "frexp": "aten::frexp.Tensor_out", "nextafter": "aten::nextafter.out",
     "bitwise_left_shift": "aten::bitwise_left_shift.Tensor_out",

@@ -1,5 +1,6 @@
 #include "ops/elementwise.h"
 
+#include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -367,6 +368,15 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value x = in["self"];
          if (!hlo::is_float(x.type.element)) return b.compare(C::kNE, x, x);
          return b.compare(C::kEQ, x, scalar_like(b, in, -INFINITY)); }}},
+      // nan/posinf/neginf are always present: the kernel fills the ones the
+      // caller left out with 0 and the result dtype's finite extremes.
+      {"nan_to_num", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         if (!hlo::is_float(x.type.element)) return x;
+         Value out = b.select(b.compare(C::kEQ, x, scalar_like(b, in, INFINITY)), in["posinf"], x);
+         out = b.select(b.compare(C::kEQ, x, scalar_like(b, in, -INFINITY)), in["neginf"], out);
+         return b.select(b.compare(C::kNE, x, x), in["nan"], out); },
+       {"self"}}},
       {"isposinf", {R::kBool, [](Builder& b, const Inputs& in) {
          Value x = in["self"];
          if (!hlo::is_float(x.type.element)) return b.compare(C::kNE, x, x);
@@ -511,7 +521,8 @@ std::vector<std::string> overloads() {
         "hypot",
         "copysign.Tensor",
         "fmod.Tensor",
-        "remainder.Tensor"},
+        "remainder.Tensor",
+        "nan_to_num"},
        {"", "_", ".out"}},
       // op, op_ (no out overload with this name)
       {{"relu"}, {"", "_"}},
@@ -710,6 +721,29 @@ struct Operand {
   at::Scalar scalar;
 };
 
+// nan_to_num's replacements default to 0 for NaN and the largest and
+// lowest finite values of the result dtype for +-inf.
+template <typename Operands>
+void add_nan_to_num_defaults(const OverloadInfo& info, at::ScalarType dtype, Operands& operands) {
+  if (!at::isFloatingType(dtype)) return;
+  for (const auto& arg : info.args) {
+    if (arg.name != "nan" && arg.name != "posinf" && arg.name != "neginf") continue;
+    const bool given =
+        std::any_of(operands.begin(), operands.end(), [&](const auto& o) { return o.arg == &arg; });
+    if (given) continue;
+    double value = 0.0;
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "nan_to_num", [&] {
+      if (arg.name == "posinf") value = static_cast<double>(std::numeric_limits<scalar_t>::max());
+      if (arg.name == "neginf") {
+        value = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+      }
+    });
+    Operand o{&arg};
+    o.scalar = value;
+    operands.push_back(std::move(o));
+  }
+}
+
 void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OverloadInfo& info = overload_info(op);
   const std::string& name = info.name;
@@ -800,6 +834,7 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     }
   }
   const at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
+  if (name == "nan_to_num") add_nan_to_num_defaults(info, result_dtype, operands);
 
   at::Tensor result;
   if (inplace) {
