@@ -344,31 +344,13 @@ _RANDOM = ("random: the mask comes from tpu's generator, not CPU's, so values ca
            "match (dropout is checked statistically in test_nn_ops.py)")
 _TIES = ("index order among equal values is unspecified (unstable sort / topk); the "
          "values match and tpu's indices select them")
-_INT32_INDEX = ("int32 index: the tpu lowering requires int64 (RuntimeError: Expected dtype "
-                "int64 for index), CPU also accepts int32")
 
 SKIPS = {
     ("addr", "bfloat16", "forward", 3): (
         "addr has no native lowering yet: it decomposes into bf16 mul/add ops that each "
         "round to bf16, while CPU's addr kernel rounds once; this sample differs by 0.0625 (5%)"),
     # -- wrong numbers --
-    **_samples_of("addmv", [1, 3], (
-        "BUG: float beta=0.2/alpha=0.6 with int64 tensors: CPU casts the scalars to int64 (0) "
-        "and returns 0, tpu scales in floating point and truncates"), "int64", "forward"),
-    ("native_dropout_backward", "int64", "forward"): (
-        "BUG: result keeps the int64 dtype; CPU promotes grad * mask * scale to float32"),
-    ("native_dropout_backward", "bool", "forward"): (
-        "BUG: result keeps the bool dtype; CPU promotes grad * mask * scale to float32"),
     # -- crashes / errors in a lowering --
-    ("sgn", "bool", "forward"): (
-        "BUG: sgn of a bool tensor fails to compile ('stablehlo.sign' op operand #0 must be "
-        "... integer or float, got tensor<...xi1>)"),
-    **_samples_of("gather", [1, 3, 4], _INT32_INDEX),
-    **_samples_of("scatter", [3, 4, 5], _INT32_INDEX, "float32", "forward"),
-    **_samples_of("scatter", [3, 4, 5], _INT32_INDEX, "bfloat16", "forward"),
-    **_samples_of("scatter", [1], _INT32_INDEX, "float32", "grad"),
-    **_samples_of("scatter", [2, 3], _INT32_INDEX, "int64", "forward"),
-    **_samples_of("scatter", [2, 3], _INT32_INDEX, "bool", "forward"),
     # -- order among ties --
     ("sort", "bfloat16", "forward", 0): _TIES,
     ("sort", "bool", "forward", 0): _TIES,

@@ -89,9 +89,14 @@ at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {
 }
 
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
-                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+                      const at::Scalar& beta_in, const at::Scalar& alpha_in, at::Tensor& out) {
   TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ",
               self.dim(), ", ", mat.dim(), ", ", vec.dim());
+  // Integer tensors take beta and alpha cast to their type first (0.2 is 0),
+  // as CPU's kernel does.
+  const bool integral = at::isIntegralType(mat.scalar_type(), /*includeBool=*/true);
+  const at::Scalar beta = integral ? at::Scalar(beta_in.to<int64_t>()) : beta_in;
+  const at::Scalar alpha = integral ? at::Scalar(alpha_in.to<int64_t>()) : alpha_in;
   at::Tensor r = at::mv(mat, vec);
   if (!alpha.equal(1)) r = r * alpha;
   // beta == 0 ignores self entirely (NaN included), as in BLAS.

@@ -357,7 +357,9 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value out = b.binary("or", b.compare(C::kLT, x, lo), b.compare(C::kGT, x, hi));
          return b.select(out, b.zeros(x.type), grad); },
        {"grad_output", "self"}}},
-      {"sgn", {R::kPromoted, [](Builder& b, const Inputs& in) { return b.unary("sign", in["self"]); }}},
+      {"sgn", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         if (in.compute == ElementType::kPred) return in["self"];  // sgn of a bool is itself
+         return b.unary("sign", in["self"]); }}},
       {"xlogy", {R::kFloat, [](Builder& b, const Inputs& in) {
          // 0 * log(y) is 0 unless y is NaN.
          Value x = in["self"], y = in["other"];

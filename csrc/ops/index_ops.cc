@@ -73,9 +73,10 @@ Value scatter_at(Builder& b, Value self, const std::vector<Value>& coords, Value
 }
 
 // Coordinates for the ops that index one dim: iota everywhere except `dim`,
-// which reads `index` (s64, already of shape `dims`).
+// which reads `index` (int32 or int64, already of shape `dims`).
 std::vector<Value> dim_coords(Builder& b, Value index, int64_t dim,
                               const std::vector<int64_t>& dims) {
+  index = b.convert(index, ElementType::kS64);
   std::vector<Value> coords;
   for (size_t d = 0; d < dims.size(); ++d) {
     coords.push_back(static_cast<int64_t>(d) == dim ? index : b.iota({ElementType::kS64, dims}, d));
@@ -89,6 +90,13 @@ Value wrap_negative(Builder& b, Value index, int64_t size) {
   const auto& dims = index.type.dims;
   Value neg = b.compare(Compare::kLT, index, s64_splat(b, 0, dims));
   return b.select(neg, b.binary("add", index, s64_splat(b, size, dims)), index);
+}
+
+// gather/scatter, as ATen checks them: an empty index may have any dtype.
+void check_scatter_gather_index(const at::Tensor& index, const char* op) {
+  TORCH_CHECK(
+      index.numel() == 0 || index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
+      "(): Expected dtype int32/int64 for index");
 }
 
 void check_index_dtype(const at::Tensor& index, const char* op) {
@@ -142,7 +150,7 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                        bool /*sparse_grad*/, at::Tensor& out) {
   const char* op = "gather";
-  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected dtype int64 for index");
+  check_scatter_gather_index(index, op);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK(
       index.dim() == self.dim() || index.numel() == 0 || self.dim() == 0 || index.dim() == 0,
@@ -173,7 +181,7 @@ namespace {
 at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
                            const at::Tensor& index, const at::Tensor* src, const at::Scalar* value,
                            const char* body, at::Tensor& out) {
-  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected dtype int64 for index");
+  check_scatter_gather_index(index, op);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   if (src != nullptr) {
     TORCH_CHECK(src->scalar_type() == self.scalar_type(), op,
@@ -267,7 +275,7 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   const char* op = "scatter_reduce";
   const bool mean = reduce == "mean";
   const char* body = mean ? "add" : reduce_body(reduce, op);
-  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected dtype int64 for index");
+  check_scatter_gather_index(index, op);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   at::native::resize_output(out, self.sizes());
   debug_check_range(op, index, size_at(self, dim), false);

@@ -270,9 +270,14 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 }
 
 at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
-  at::Tensor out = at::empty(grad.sizes(), grad.options());
+  // grad * mask * scale: an integer or bool grad times the float scale
+  // promotes to the default float dtype, as on CPU.
+  const at::ScalarType out_type = at::isFloatingType(grad.scalar_type())
+                                      ? grad.scalar_type()
+                                      : c10::typeMetaToScalarType(c10::get_default_dtype());
+  at::Tensor out = at::empty(grad.sizes(), grad.options().dtype(out_type));
   if (grad.numel() == 0) return out;
-  const ElementType t = element_type_for(grad.scalar_type(), "native_dropout_backward");
+  const ElementType t = element_type_for(out_type, "native_dropout_backward");
   const ElementType c = t == ElementType::kF64 ? t : ElementType::kF32;
   const auto dims = grad.sizes().vec();
   TensorProgram program("native_dropout_backward", "dropout_bwd");
