@@ -12,7 +12,10 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/dtype_map.h"
@@ -719,9 +722,35 @@ const OverloadInfo& overload_info(const c10::OperatorHandle& op) {
 struct Operand {
   const ArgInfo* arg;
   bool is_tensor = false;  // a tpu tensor read through its view
-  at::Tensor tensor;       // also set for CPU 0-dim tensors (for promotion)
+  // The caller's tensor (also set for CPU 0-dim tensors, for promotion);
+  // borrowed, since copying a Python-owned tensor costs a refcount round
+  // trip through the interpreter.
+  const at::Tensor* tensor = nullptr;
   at::Scalar scalar;
 };
+using Operands = c10::SmallVector<Operand, 4>;
+using Attrs = std::map<std::string, std::string>;
+
+void push_tensor(Operands& operands, const ArgInfo& arg, const at::Tensor& t) {
+  Operand o{&arg};
+  o.tensor = &t;
+  const bool tpu = t.device().type() == c10::DeviceType::PrivateUse1;
+  // CPU 0-dim tensors act as scalars, as they do with CUDA tensors.
+  if (!tpu && t.dim() == 0 && t.device().is_cpu()) {
+    o.scalar = t.item();
+  } else {
+    o.is_tensor = true;
+  }
+  operands.push_back(std::move(o));
+}
+
+void push_scalar(Operands& operands, const ArgInfo& arg, const at::Scalar& value) {
+  // alpha == 1 and value == 1 are the common case: leave them out.
+  if (arg.optional_factor && value.equal(1)) return;
+  Operand o{&arg};
+  o.scalar = value;
+  operands.push_back(std::move(o));
+}
 
 // nan_to_num's replacements default to 0 for NaN and the largest and
 // lowest finite values of the result dtype for +-inf.
@@ -746,53 +775,14 @@ void add_nan_to_num_defaults(const OverloadInfo& info, at::ScalarType dtype, Ope
   }
 }
 
-void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const OverloadInfo& info = overload_info(op);
+// One elementwise call: type promotion, broadcasting, the result tensor
+// (new, `out`, or self for in-place ops) and the launch.
+at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const Attrs& attrs,
+                           const at::Tensor* out) {
   const std::string& name = info.name;
   const bool inplace = info.inplace;
   const ElementwiseDef& def = *info.def;
   const std::string& op_name = info.op_name;
-
-  const size_t num_args = info.args.size();
-  auto args = torch::jit::last(*stack, num_args);
-  c10::SmallVector<Operand, 4> operands;
-  std::map<std::string, std::string> attrs;
-  at::Tensor out;
-  for (size_t i = 0; i < num_args; ++i) {
-    const ArgInfo& arg = info.args[i];
-    const c10::IValue& v = args[i];
-    if (arg.is_out) {
-      out = v.toTensor();  // out= / grad_input=
-      continue;
-    }
-    if (v.isNone()) continue;
-    if (v.isTensor()) {
-      Operand o{&arg};
-      o.tensor = v.toTensor();
-      const bool tpu = o.tensor.device().type() == c10::DeviceType::PrivateUse1;
-      // CPU 0-dim tensors act as scalars, as they do with CUDA tensors.
-      if (!tpu && o.tensor.dim() == 0 && o.tensor.device().is_cpu()) {
-        o.scalar = o.tensor.item();
-      } else {
-        o.is_tensor = true;
-      }
-      operands.push_back(std::move(o));
-    } else if (arg.is_scalar) {
-      Operand o{&arg};
-      o.scalar = v.toScalar();
-      // alpha == 1 and value == 1 are the common case: leave them out.
-      if (arg.optional_factor && o.scalar.equal(1)) continue;
-      operands.push_back(std::move(o));
-    } else if (v.isString()) {
-      attrs[arg.name] = v.toStringRef();
-    } else if (v.isBool()) {
-      attrs[arg.name] = v.toBool() ? "1" : "0";
-    } else if (v.isInt()) {
-      attrs[arg.name] = std::to_string(v.toInt());
-    } else {
-      TORCH_CHECK(false, op_name, ": unsupported argument '", arg.name, "'");
-    }
-  }
 
   // Type promotion, as TensorIterator does it, over the promoting operands;
   // broadcasting over all tensor operands.
@@ -801,12 +791,12 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   const at::Tensor* first_tpu = nullptr;
   const at::Tensor* self_tensor = nullptr;
   for (const auto& o : operands) {
-    if (o.tensor.defined()) shape = at::infer_size_dimvector(shape, o.tensor.sizes());
-    if (o.is_tensor && first_tpu == nullptr) first_tpu = &o.tensor;
-    if (o.arg->name == "self" && o.tensor.defined()) self_tensor = &o.tensor;
+    if (o.tensor) shape = at::infer_size_dimvector(shape, o.tensor->sizes());
+    if (o.is_tensor && first_tpu == nullptr) first_tpu = o.tensor;
+    if (o.arg->name == "self" && o.tensor) self_tensor = o.tensor;
     if (!o.arg->promotes) continue;
-    state = o.tensor.defined() ? at::native::update_result_type_state(o.tensor, state)
-                               : at::native::update_result_type_state(o.scalar, state);
+    state = o.tensor ? at::native::update_result_type_state(*o.tensor, state)
+                     : at::native::update_result_type_state(o.scalar, state);
   }
   TORCH_CHECK(first_tpu != nullptr, op_name, ": expected a tpu tensor operand");
   at::ScalarType compute = at::native::result_type(state);
@@ -827,11 +817,11 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   }
   if (name == "masked_fill") {
     for (const auto& o : operands) {
-      if (o.arg->name == "value" && o.tensor.defined()) {
-        TORCH_CHECK(o.tensor.dim() == 0,
+      if (o.arg->name == "value" && o.tensor) {
+        TORCH_CHECK(o.tensor->dim() == 0,
                     "masked_fill_ only supports a 0-dimensional value "
                     "tensor, but got tensor with ",
-                    o.tensor.dim(), " dimension(s).");
+                    o.tensor->dim(), " dimension(s).");
       }
     }
   }
@@ -846,12 +836,12 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     TORCH_CHECK(at::canCast(result_dtype, result.scalar_type()), "result type ", result_dtype,
                 " can't be cast to the desired output type ", result.scalar_type());
     at::assert_no_internal_overlap(result);
-  } else if (out.defined()) {
-    TORCH_CHECK(at::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
-                " can't be cast to the desired output type ", out.scalar_type());
-    at::native::resize_output(out, shape);
-    at::assert_no_internal_overlap(out);
-    result = out;
+  } else if (out != nullptr) {
+    TORCH_CHECK(at::canCast(result_dtype, out->scalar_type()), "result type ", result_dtype,
+                " can't be cast to the desired output type ", out->scalar_type());
+    at::native::resize_output(*out, shape);
+    at::assert_no_internal_overlap(*out);
+    result = *out;
   } else {
     result = at::empty(shape, first_tpu->options().dtype(result_dtype));
   }
@@ -877,7 +867,7 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   TensorProgram program(op_name.c_str(), key);
   for (const auto& o : operands) {
     if (o.is_tensor) {
-      program.input(o.tensor);
+      program.input(*o.tensor);
     } else {
       // A scalar condition/mask is a bool; everything else computes in ctype.
       program.scalar(o.scalar, o.arg->keeps_own_type ? ElementType::kPred : ctype);
@@ -897,9 +887,43 @@ void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack)
     }
     return std::vector<Value>{def.lower(b, inputs)};
   });
+  return result;
+}
 
+// The boxed kernel: serves every overload, reading the arguments off the
+// stack by the overload's schema.
+void elementwise_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const OverloadInfo& info = overload_info(op);
+  const size_t num_args = info.args.size();
+  auto args = torch::jit::last(*stack, num_args);
+  Operands operands;
+  Attrs attrs;
+  const at::Tensor* out = nullptr;
+  for (size_t i = 0; i < num_args; ++i) {
+    const ArgInfo& arg = info.args[i];
+    const c10::IValue& v = args[i];
+    if (arg.is_out) {
+      out = &v.toTensor();  // out= / grad_input=
+      continue;
+    }
+    if (v.isNone()) continue;
+    if (v.isTensor()) {
+      push_tensor(operands, arg, v.toTensor());
+    } else if (arg.is_scalar) {
+      push_scalar(operands, arg, v.toScalar());
+    } else if (v.isString()) {
+      attrs[arg.name] = v.toStringRef();
+    } else if (v.isBool()) {
+      attrs[arg.name] = v.toBool() ? "1" : "0";
+    } else if (v.isInt()) {
+      attrs[arg.name] = std::to_string(v.toInt());
+    } else {
+      TORCH_CHECK(false, info.op_name, ": unsupported argument '", arg.name, "'");
+    }
+  }
+  at::Tensor result = run_elementwise(info, operands, attrs, out);
   torch::jit::drop(*stack, num_args);
-  torch::jit::push(*stack, result);
+  torch::jit::push(*stack, std::move(result));
 }
 
 }  // namespace
@@ -911,10 +935,143 @@ std::vector<std::string> elementwise_overloads() {
   return names;
 }
 
-void register_elementwise(torch::Library& m) {
-  for (const auto& name : elementwise_overloads()) {
-    m.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&elementwise_kernel>());
+namespace {
+
+// Unboxed front ends for the most common signatures. Going through the
+// boxed kernel costs a stack of IValues per call, and copying Python-owned
+// tensors onto it costs a refcount round trip through the interpreter: about
+// a tenth of a small op's host time. The schema is checked at registration,
+// so an overload only gets an unboxed kernel whose signature is exactly
+// its own; every other overload keeps the boxed one.
+enum class Signature {
+  kBoxed,
+  kUnary,              // (Tensor self) -> Tensor
+  kBinary,             // (Tensor self, Tensor other) -> Tensor
+  kBinaryAlpha,        // (Tensor self, Tensor other, *, Scalar alpha) -> Tensor
+  kUnaryInplace,       // (Tensor(a!) self) -> Tensor(a!)
+  kBinaryInplace,      // (Tensor(a!) self, Tensor other) -> Tensor(a!)
+  kBinaryAlphaInplace  // (Tensor(a!) self, Tensor other, *, Scalar alpha) -> Tensor(a!)
+};
+
+Signature signature_of(const c10::FunctionSchema& schema) {
+  const auto& args = schema.arguments();
+  if (schema.returns().size() != 1 || args.empty() || args.size() > 3) return Signature::kBoxed;
+  auto is_tensor = [](const c10::Argument& a) {
+    return a.type()->kind() == c10::TypeKind::TensorType;
+  };
+  const bool inplace = args[0].alias_info() && args[0].alias_info()->isWrite();
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i].alias_info()) return Signature::kBoxed;  // an out= overload
   }
+  if (!is_tensor(args[0])) return Signature::kBoxed;
+  if (args.size() >= 2 && !is_tensor(args[1])) return Signature::kBoxed;
+  if (args.size() == 3 && args[2].type()->kind() != c10::TypeKind::NumberType) {
+    return Signature::kBoxed;
+  }
+  switch (args.size()) {
+    case 1:
+      return inplace ? Signature::kUnaryInplace : Signature::kUnary;
+    case 2:
+      return inplace ? Signature::kBinaryInplace : Signature::kBinary;
+    default:
+      return inplace ? Signature::kBinaryAlphaInplace : Signature::kBinaryAlpha;
+  }
+}
+
+// An overload's info, looked up on first call (the schema is registered by
+// then; the OperatorHandle is what describe_overload reads).
+class LazyOverload {
+ public:
+  explicit LazyOverload(c10::OperatorName name) : name_(std::move(name)) {}
+  const OverloadInfo& get() {
+    std::call_once(once_, [this] {
+      info_ = describe_overload(c10::Dispatcher::singleton().findSchemaOrThrow(
+          name_.name.c_str(), name_.overload_name.c_str()));
+    });
+    return info_;
+  }
+
+ private:
+  c10::OperatorName name_;
+  std::once_flag once_;
+  OverloadInfo info_;
+};
+
+const Attrs& no_attrs() {
+  static const Attrs* attrs = new Attrs();
+  return *attrs;
+}
+
+template <typename... Args>
+at::Tensor call_unboxed(LazyOverload& lazy, const at::Tensor& self, const Args&... rest) {
+  const OverloadInfo& info = lazy.get();
+  Operands operands;
+  push_tensor(operands, info.args[0], self);
+  size_t i = 1;
+  auto push = [&](const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, at::Tensor>) {
+      push_tensor(operands, info.args[i++], value);
+    } else {
+      push_scalar(operands, info.args[i++], value);
+    }
+  };
+  (push(rest), ...);
+  return run_elementwise(info, operands, no_attrs(), nullptr);
+}
+
+void register_overload(torch::Library& m, const std::string& name) {
+  const auto dot = name.find('.');
+  c10::OperatorName op_name("aten::" + name.substr(0, dot),
+                            dot == std::string::npos ? "" : name.substr(dot + 1));
+  auto handle = c10::Dispatcher::singleton().findSchema(op_name);
+  const Signature signature = handle ? signature_of(handle->schema()) : Signature::kBoxed;
+  auto lazy = std::make_shared<LazyOverload>(op_name);
+  using at::Scalar;
+  using at::Tensor;
+  switch (signature) {
+    case Signature::kUnary:
+      m.impl(name.c_str(), [lazy](const Tensor& self) { return call_unboxed(*lazy, self); });
+      return;
+    case Signature::kBinary:
+      m.impl(name.c_str(), [lazy](const Tensor& self, const Tensor& other) {
+        return call_unboxed(*lazy, self, other);
+      });
+      return;
+    case Signature::kBinaryAlpha:
+      m.impl(name.c_str(), [lazy](const Tensor& self, const Tensor& other, const Scalar& alpha) {
+        return call_unboxed(*lazy, self, other, alpha);
+      });
+      return;
+    case Signature::kUnaryInplace:
+      m.impl(name.c_str(), [lazy](Tensor& self) -> Tensor& {
+        call_unboxed(*lazy, self);
+        return self;
+      });
+      return;
+    case Signature::kBinaryInplace:
+      m.impl(name.c_str(), [lazy](Tensor& self, const Tensor& other) -> Tensor& {
+        call_unboxed(*lazy, self, other);
+        return self;
+      });
+      return;
+    case Signature::kBinaryAlphaInplace:
+      m.impl(name.c_str(),
+             [lazy](Tensor& self, const Tensor& other, const Scalar& alpha) -> Tensor& {
+               call_unboxed(*lazy, self, other, alpha);
+               return self;
+             });
+      return;
+    case Signature::kBoxed:
+      m.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&elementwise_kernel>());
+      return;
+  }
+}
+
+}  // namespace
+
+void register_elementwise(torch::Library& m) {
+  for (const auto& name : elementwise_overloads()) register_overload(m, name);
 }
 
 }  // namespace torch_tpu::ops
