@@ -14,6 +14,7 @@
 
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"
+#include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
 #include "ops/index_kernels.h"
 #include "ops/program_key.h"
@@ -224,25 +225,6 @@ const char* reduce_body(c10::string_view reduce, const char* op) {
               reduce);
 }
 
-// The value a reduction starts from: 0 for add, 1 for multiply, the
-// lowest/highest value of `t` for maximum/minimum.
-Value reduce_identity(Builder& b, const std::string& body, ElementType t) {
-  if (body == "multiply") return b.constant(t, 1);
-  if (body != "maximum" && body != "minimum") return b.constant(t, 0);
-  const bool lowest = body == "maximum";
-  if (hlo::is_float(t)) return b.constant(t, lowest ? -INFINITY : INFINITY);
-  if (t == ElementType::kPred) return b.constant_int(t, lowest ? 0 : 1);
-  const int bits = static_cast<int>(hlo::byte_size(t)) * 8;
-  if (hlo::is_unsigned_int(t)) {
-    // constant_int prints unsigned values from their uint64 bits: -1 is all ones.
-    const int64_t max = bits == 64 ? -1 : (int64_t(1) << bits) - 1;
-    return b.constant_int(t, lowest ? 0 : max);
-  }
-  const int64_t min = bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1));
-  const int64_t max = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
-  return b.constant_int(t, lowest ? min : max);
-}
-
 }  // namespace
 
 at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
@@ -303,7 +285,7 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
     Value base = in[0];
     if (!include_self) {
       Value touched = b.compare(Compare::kGT, hit, s64_splat(b, 0, self_dims));
-      base = b.select(touched, b.splat(reduce_identity(b, body, t), self_dims), in[0]);
+      base = b.select(touched, b.splat(hlo::reduce_identity(b, body, t), self_dims), in[0]);
     }
     Value r = scatter_at(b, base, coords, updates, body);
     if (mean) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/dtype_map.h"
+#include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
 #include "ops/overload_names.h"
 #include "ops/tensor_program.h"
@@ -20,39 +21,9 @@ using hlo::Builder;
 using hlo::ElementType;
 using hlo::Value;
 
-// The identity of max (lowest value) or min (highest value) in `type`.
-Value extreme(Builder& b, ElementType type, bool lowest) {
-  if (hlo::is_float(type)) {
-    const double inf = std::numeric_limits<double>::infinity();
-    return b.constant(type, lowest ? -inf : inf);
-  }
-  if (type == ElementType::kPred) return b.constant_int(type, lowest ? 0 : 1);
-  const int bits = static_cast<int>(hlo::byte_size(type)) * 8;
-  if (hlo::is_unsigned_int(type)) {
-    return b.constant_int(type, lowest ? 0 : static_cast<int64_t>(~uint64_t(0) >> (64 - bits)));
-  }
-  const int64_t max = static_cast<int64_t>((uint64_t(1) << (bits - 1)) - 1);
-  return b.constant_int(type, lowest ? -max - 1 : max);
-}
-
 Value reduce(Builder& b, Value x, const std::vector<int64_t>& dims, const char* body) {
   if (dims.empty()) return x;
-  const ElementType t = x.type.element;
-  Value init;
-  const std::string op = body;
-  if (op == "add")
-    init = b.constant_int(t, 0);
-  else if (op == "multiply")
-    init = b.constant_int(t, 1);
-  else if (op == "maximum")
-    init = extreme(b, t, true);
-  else if (op == "minimum")
-    init = extreme(b, t, false);
-  else if (op == "and")
-    init = b.constant_int(t, 1);
-  else
-    init = b.constant_int(t, 0);  // "or"
-  return b.reduce(x, init, dims, body);
+  return b.reduce(x, hlo::reduce_identity(b, body, x.type.element), dims, body);
 }
 
 // Shape of x with `dims` reduced, kept as size 1 for broadcasting back.
