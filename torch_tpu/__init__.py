@@ -41,6 +41,7 @@ _C._init(_package_roots())
 
 from . import device_module  # noqa: E402
 from . import debug  # noqa: E402
+from . import _autograd_exit  # noqa: E402
 from .modes import eager_mode, get_eager_mode, set_eager_mode  # noqa: E402
 
 torch._register_device_module("tpu", device_module)
@@ -50,6 +51,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
 # torch.autocast("tpu") without a dtype means bfloat16, the TPU's matmul type
 # (the policy itself is registered in C++: csrc/device/autocast.cc).
 torch.set_autocast_dtype("tpu", torch.bfloat16)
+_autograd_exit.install()
 
 __all__ = ["device_module", "debug", "eager_mode", "get_eager_mode", "set_eager_mode"]
 

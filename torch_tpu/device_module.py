@@ -38,15 +38,18 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
-    return _C._runtime_initialized()
+    return _C._runtime_initialized() and not _C._is_in_bad_fork()
 
 
 def _lazy_init() -> None:
-    device_count()
+    """Creates the runtime; raises RuntimeError in a bad fork, like CUDA."""
+    _C._lazy_init()
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    """True in a child forked after this process used tpu (then any tpu use
+    raises RuntimeError: use the 'spawn' start method)."""
+    return _C._is_in_bad_fork()
 
 
 def device_count() -> int:

@@ -17,9 +17,11 @@ def get_eager_mode() -> str:
 
 @contextlib.contextmanager
 def eager_mode(mode: str):
-    """Runs the block in `mode` on this thread only."""
-    previous = _C._set_thread_eager_mode(mode)
+    """Runs the block in `mode` on this thread, and in the work PyTorch
+    carries over from it: autograd's backward pass (which runs tpu kernels on
+    its own device thread) and `torch.jit.fork` tasks."""
+    _C._push_eager_mode(mode)
     try:
         yield
     finally:
-        _C._set_thread_eager_mode(previous)
+        _C._pop_eager_mode()

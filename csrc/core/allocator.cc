@@ -56,6 +56,9 @@ std::string format_bytes(int64_t bytes) {
 
 void release(void* ctx) {
   auto* storage = static_cast<DeviceStorage*>(ctx);
+  // In a forked child the parent's buffers belong to a client whose threads
+  // are gone: destroying them could block forever. Leak them instead.
+  if (Runtime::in_bad_fork()) return;
   {
     std::lock_guard<std::mutex> lock(stats_mutex());
     account(counters()[storage->device_index()], storage->nbytes(), false);

@@ -3,9 +3,11 @@
 #include <c10/util/Exception.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
+#include "pjrt/fork_guard.h"
 #include "pjrt/plugin_discovery.h"
 
 namespace torch_tpu {
@@ -16,6 +18,7 @@ std::vector<std::string>& package_roots() {
 }
 std::once_flag init_flag;
 Runtime* instance = nullptr;
+std::atomic<int> device_count_at_init{0};
 }  // namespace
 
 void Runtime::set_package_roots(std::vector<std::string> roots) {
@@ -24,10 +27,21 @@ void Runtime::set_package_roots(std::vector<std::string> roots) {
 
 bool Runtime::initialized() { return instance != nullptr; }
 
+bool Runtime::in_bad_fork() { return pjrt::in_forked_child(); }
+
+int Runtime::visible_device_count() {
+  if (in_bad_fork()) return device_count_at_init.load();
+  return get().device_count();
+}
+
 Runtime& Runtime::get() {
+  TORCH_CHECK(!in_bad_fork(), pjrt::forked_child_message());
   // A failed initialization is retried on the next call (call_once only
   // completes when the callable returns normally).
-  std::call_once(init_flag, [] { instance = new Runtime(); });
+  std::call_once(init_flag, [] {
+    instance = new Runtime();
+    device_count_at_init = instance->device_count();
+  });
   return *instance;
 }
 

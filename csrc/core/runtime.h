@@ -14,9 +14,17 @@ class Runtime {
   // Where Python packages live, for plugin discovery. Must be called before
   // the first get() (torch_tpu's __init__ does it).
   static void set_package_roots(std::vector<std::string> roots);
-  // Creates the client on first call; throws c10::Error on failure.
+  // Creates the client on first call; throws c10::Error on failure, and
+  // RuntimeError in a child forked after the parent created the client.
   static Runtime& get();
   static bool initialized();
+  // True in a process forked from one whose client existed: the plugin's
+  // threads did not survive the fork, so no PJRT call may be made (any of
+  // them could wait forever on a lock a vanished thread held), and tpu
+  // storages inherited from the parent are leaked rather than destroyed.
+  static bool in_bad_fork();
+  // Device count, also in a bad fork (from before the fork), like CUDA's.
+  static int visible_device_count();
 
   pjrt::Client& client() { return *client_; }
   int device_count() const { return static_cast<int>(client_->devices().size()); }

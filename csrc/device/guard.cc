@@ -13,6 +13,7 @@
 
 #include "core/current_device.h"
 #include "core/runtime.h"
+#include "exec/async_errors.h"
 #include "exec/launcher.h"
 
 namespace torch_tpu {
@@ -68,7 +69,7 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
   c10::DeviceIndex deviceCount() const noexcept override {
     try {
-      return static_cast<c10::DeviceIndex>(Runtime::get().device_count());
+      return static_cast<c10::DeviceIndex>(Runtime::visible_device_count());
     } catch (...) {
       return 0;
     }

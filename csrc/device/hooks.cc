@@ -16,7 +16,7 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override {
     try {
-      return Runtime::get().device_count() > 0;
+      return Runtime::visible_device_count() > 0;
     } catch (...) {
       return false;
     }
@@ -42,7 +42,7 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
   }
   bool hasPrimaryContext(c10::DeviceIndex device_index) const override { return true; }
   c10::DeviceIndex deviceCount() const override {
-    return static_cast<c10::DeviceIndex>(isAvailable() ? Runtime::get().device_count() : 0);
+    return static_cast<c10::DeviceIndex>(isAvailable() ? Runtime::visible_device_count() : 0);
   }
   void setCurrentDevice(c10::DeviceIndex device) const override {
     (void)Runtime::get().device(device);

@@ -1,10 +1,13 @@
 #include "exec/eager_mode.h"
 
 #include <c10/util/Exception.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string_view>
 
 namespace torch_tpu {
 namespace {
@@ -28,22 +31,31 @@ std::atomic<EagerMode>& global_mode() {
   return mode;
 }
 
-thread_local std::optional<EagerMode> thread_mode;
+constexpr std::string_view kScopedModeName = "torch_tpu.eager_mode";
+const c10::DebugInfoKind kScopedMode(&kScopedModeName);
+
+struct ScopedMode : c10::DebugInfoBase {
+  explicit ScopedMode(EagerMode m) : mode(m) {}
+  const EagerMode mode;
+};
 
 }  // namespace
 
 EagerMode current_eager_mode() {
-  if (thread_mode) return *thread_mode;
+  // get() walks the (usually empty) chain of thread-local debug infos.
+  if (const auto* scoped = c10::ThreadLocalDebugInfo::get(kScopedMode)) {
+    return static_cast<const ScopedMode*>(scoped)->mode;
+  }
   return global_mode().load(std::memory_order_relaxed);
 }
 
 void set_global_eager_mode(EagerMode mode) { global_mode() = mode; }
 
-std::optional<EagerMode> set_thread_eager_mode(std::optional<EagerMode> mode) {
-  auto previous = thread_mode;
-  thread_mode = mode;
-  return previous;
+void push_scoped_eager_mode(EagerMode mode) {
+  c10::ThreadLocalDebugInfo::_push(kScopedMode, std::make_shared<ScopedMode>(mode));
 }
+
+void pop_scoped_eager_mode() { c10::ThreadLocalDebugInfo::_pop(kScopedMode); }
 
 EagerMode parse_eager_mode(const std::string& name) {
   if (name == "strict") return EagerMode::kStrict;

@@ -3,7 +3,6 @@
 #include <c10/util/Exception.h>
 #include <c10/util/SmallVector.h>
 
-#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -11,6 +10,7 @@
 #include "core/dtype_map.h"
 #include "core/metrics.h"
 #include "core/runtime.h"
+#include "exec/async_errors.h"
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "hlo/builder.h"
@@ -25,41 +25,6 @@ namespace {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "tpu out of memory during ", what, ": ", e.what());
   }
   TORCH_CHECK(false, "tpu: ", what, " failed: ", e.what());
-}
-
-struct DeviceQueue {
-  std::mutex mu;
-  std::deque<pjrt::EventPtr> in_flight;
-  std::string deferred_error;  // first asynchronous failure not yet raised
-};
-
-DeviceQueue& queue(int device_index) {
-  static std::mutex mu;
-  static std::map<int, std::unique_ptr<DeviceQueue>>* queues =
-      new std::map<int, std::unique_ptr<DeviceQueue>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto& q = (*queues)[device_index];
-  if (!q) q = std::make_unique<DeviceQueue>();
-  return *q;
-}
-
-// Drops finished events from the front, remembering the first failure.
-void prune(DeviceQueue& q) {
-  while (!q.in_flight.empty() && q.in_flight.front()->is_ready()) {
-    try {
-      q.in_flight.front()->await();
-    } catch (const pjrt::Error& e) {
-      if (q.deferred_error.empty()) q.deferred_error = e.what();
-    }
-    q.in_flight.pop_front();
-  }
-}
-
-void raise_deferred(DeviceQueue& q) {
-  if (q.deferred_error.empty()) return;
-  std::string message = std::move(q.deferred_error);
-  q.deferred_error.clear();
-  TORCH_CHECK(false, "tpu: an asynchronously launched program failed: ", message);
 }
 
 }  // namespace
@@ -84,47 +49,14 @@ std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
     }
     return result.outputs;
   }
-  if (result.done) {
-    DeviceQueue& q = queue(device_index);
-    std::lock_guard<std::mutex> lock(q.mu);
-    q.in_flight.push_back(result.done);
-    if (q.in_flight.size() > 32) prune(q);
-  }
+  track_completion(device_index, std::move(result.done));
   return result.outputs;
 }
 
-void synchronize_device(int device_index) {
-  DeviceQueue& q = queue(device_index);
-  std::deque<pjrt::EventPtr> pending;
-  {
-    std::lock_guard<std::mutex> lock(q.mu);
-    pending.swap(q.in_flight);
-  }
-  std::string first_error;
-  for (const auto& event : pending) {
-    try {
-      event->await();
-    } catch (const pjrt::Error& e) {
-      if (first_error.empty()) first_error = e.what();
-    }
-  }
-  std::lock_guard<std::mutex> lock(q.mu);
-  if (!first_error.empty() && q.deferred_error.empty()) q.deferred_error = first_error;
-  raise_deferred(q);
-}
-
-bool device_idle(int device_index) {
-  DeviceQueue& q = queue(device_index);
-  std::lock_guard<std::mutex> lock(q.mu);
-  prune(q);
-  return q.in_flight.empty();
-}
+void synchronize_device(int device_index) { raise_async_errors(device_index); }
 
 WorkMarker mark_device_work(int device_index) {
-  DeviceQueue& q = queue(device_index);
-  std::lock_guard<std::mutex> lock(q.mu);
-  prune(q);
-  return WorkMarker{std::vector<pjrt::EventPtr>(q.in_flight.begin(), q.in_flight.end())};
+  return WorkMarker{device_index, in_flight_events(device_index)};
 }
 
 bool WorkMarker::is_done() const {
@@ -138,10 +70,11 @@ void WorkMarker::wait() const {
   for (const auto& e : events) {
     try {
       e->await();
-    } catch (const pjrt::Error& err) {
-      rethrow(err, "event wait");
+    } catch (const pjrt::Error&) {
+      // Reported once, by the device's tracker, just below.
     }
   }
+  raise_finished_errors(device_index);
 }
 
 pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
@@ -162,8 +95,10 @@ pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::ve
   Metrics::get().h2d_bytes += count * static_cast<int64_t>(hlo::byte_size(element));
   if (h2d.done_with_host) {
     if (keep_alive) {
-      // The host memory is released only once the plugin is done reading it.
+      // The host memory is released only once the plugin is done reading it;
+      // a failure of the copy surfaces at the next sync.
       h2d.done_with_host->on_ready([keep_alive](const std::string&) {});
+      track_completion(device_index, h2d.done_with_host);
     } else {
       h2d.done_with_host->await();
     }
@@ -171,7 +106,9 @@ pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::ve
   return h2d.buffer;
 }
 
-void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes) {
+void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes, int device_index) {
+  // A host read is a sync point: earlier asynchronous errors come first.
+  raise_async_errors(device_index);
   try {
     buffer.to_host_async(dst, nbytes)->await();
   } catch (const pjrt::Error& e) {

@@ -2,9 +2,9 @@
 // flight.
 //
 // Launches return at once (Strict) or after completion (Debug). Every launch's
-// completion event is kept until it is known to have finished, so an error
-// inside an asynchronously launched program surfaces no later than the next
-// synchronize() or host read on that device.
+// completion event is tracked (exec/async_errors.h), so an error inside an
+// asynchronously launched program surfaces, once, at the next synchronize()
+// or host read on that device.
 #pragma once
 
 #include <c10/util/ArrayRef.h>
@@ -25,13 +25,13 @@ std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
 // Blocks until all work launched on the device so far has finished; raises
 // the first asynchronous error, if any.
 void synchronize_device(int device_index);
-// True when nothing launched on the device is still running.
-bool device_idle(int device_index);
 
 // Snapshot of the device's in-flight work, for stream events.
 struct WorkMarker {
+  int device_index = 0;
   std::vector<pjrt::EventPtr> events;
   bool is_done() const;
+  // Waits for the snapshot's work; raises failures of finished work once.
   void wait() const;
 };
 WorkMarker mark_device_work(int device_index);
@@ -41,8 +41,9 @@ WorkMarker mark_device_work(int device_index);
 // `keep_alive` is held until the host data has been consumed.
 pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
                        int device_index, std::shared_ptr<void> keep_alive = nullptr);
-// Device -> host: blocks until `dst` holds the buffer's contents.
-void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes);
+// Device -> host: raises the device's pending asynchronous errors (a host
+// read is a sync point), then blocks until `dst` holds the buffer's contents.
+void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes, int device_index);
 
 // A flat buffer of `count` zeros.
 pjrt::BufferPtr make_zero_buffer(int device_index, hlo::ElementType element, int64_t count);

@@ -209,8 +209,12 @@ Value read_view(Builder& b, Value base, const StridedView& v) {
   return b.gather_1d(flat, flat_indices(b, v));
 }
 
+ElementType written_storage_element(ElementType storage, ElementType view) {
+  return storage == ElementType::kPred && view != ElementType::kPred ? view : storage;
+}
+
 Value write_view(Builder& b, Value base, const StridedView& v, Value value) {
-  const ElementType storage_type = base.type.element;
+  const ElementType storage_type = written_storage_element(base.type.element, v.element);
   Value flat = bitcast_flat(b, base, v.element);
   const int64_t numel = v.numel();
   if (numel == 0) return base;

@@ -30,8 +30,16 @@ struct StridedView {
 Value read_view(Builder& b, Value base, const StridedView& view);
 
 // Returns a new flat storage buffer equal to `base` with `value` (shape
-// view.sizes, element view.element) written through the view.
+// view.sizes, element view.element) written through the view. The result's
+// element type is written_storage_element(base's, view.element).
 Value write_view(Builder& b, Value base, const StridedView& view, Value value);
+
+// The element type a storage holds after a write through a view of `view`
+// elements into a storage of `storage` elements: the storage's own, except
+// that a bool storage written through a non-bool view keeps the view's
+// bytes (bool holds only 0/1: `b.view(torch.uint8).add_(5)` must leave 5s,
+// as on CPU).
+ElementType written_storage_element(ElementType storage, ElementType view);
 
 // Reinterprets a flat buffer as a flat buffer of another element type (same
 // total bytes; the byte count must divide evenly).

@@ -135,17 +135,77 @@ std::string conv_key(const char* op, const ConvParams& p) {
 
 }  // namespace
 
+namespace {
+
+// The argument checks ATen's _convolution makes before any kernel runs
+// (aten::convolution is registered here, so they would otherwise be skipped),
+// with its messages.
+void check_convolution(const at::Tensor& input, const at::Tensor& weight,
+                       const std::optional<at::Tensor>& bias, const ConvParams& p) {
+  const char* op = "convolution";
+  TORCH_CHECK(input.dim() >= 3, op, ": expected a batched input with spatial dims, got ",
+              input.dim(), " dims");
+  TORCH_CHECK(weight.dim() == input.dim(), op, ": Expected ", input.dim(),
+              "-dimensional weight for ", input.dim(), "-dimensional input ", input.sizes(),
+              ", but got ", weight.dim(), "-dimensional weight of size ", weight.sizes(),
+              " instead");
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), op, ": Input type (",
+              input.scalar_type(), ") and weight type (", weight.scalar_type(),
+              ") should be the same");
+  for (size_t i = 0; i < p.stride.size(); ++i) {
+    TORCH_CHECK(p.stride[i] > 0, op, ": non-positive stride is not supported");
+    TORCH_CHECK(p.padding[i] >= 0, op, ": negative padding is not supported");
+    TORCH_CHECK(p.dilation[i] > 0, op, ": dilation should be greater than zero");
+    TORCH_CHECK(p.output_padding[i] >= 0, op, ": negative output_padding is not supported");
+    TORCH_CHECK(
+        !p.transposed || p.output_padding[i] < p.stride[i] || p.output_padding[i] < p.dilation[i],
+        op, ": output padding must be smaller than either stride or dilation, but got ",
+        "output_padding ", at::IntArrayRef(p.output_padding), ", stride ",
+        at::IntArrayRef(p.stride), " and dilation ", at::IntArrayRef(p.dilation));
+  }
+  TORCH_CHECK(p.groups > 0, op, ": non-positive groups is not supported");
+  const int64_t channels = input.size(1);
+  if (!p.transposed) {
+    TORCH_CHECK(weight.size(0) >= p.groups && weight.size(0) % p.groups == 0, op,
+                ": Given groups=", p.groups, ", expected weight to be divisible by ", p.groups,
+                " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+    TORCH_CHECK(channels == weight.size(1) * p.groups, op, ": Given groups=", p.groups,
+                ", weight of size ", weight.sizes(), ", expected input", input.sizes(), " to have ",
+                weight.size(1) * p.groups, " channels, but got ", channels, " channels instead");
+  } else {
+    TORCH_CHECK(channels == weight.size(0) && channels % p.groups == 0, op,
+                ": Given transposed=1, weight of size ", weight.sizes(), ", expected input",
+                input.sizes(), " to have ", weight.size(0), " channels, but got ", channels,
+                " channels instead");
+  }
+  if (bias.has_value() && bias->defined()) {
+    const int64_t out_channels = p.transposed ? weight.size(1) * p.groups : weight.size(0);
+    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out_channels, op, ": Given weight of size ",
+                weight.sizes(), ", expected bias to be 1-dimensional ", "with ", out_channels,
+                " elements, but got bias of size ", bias->sizes(), " instead");
+  }
+  if (!p.transposed) {
+    for (size_t i = 0; i < p.stride.size(); ++i) {
+      const int64_t padded = input.size(2 + i) + 2 * p.padding[i];
+      const int64_t kernel = p.dilation[i] * (weight.size(2 + i) - 1) + 1;
+      TORCH_CHECK(padded >= kernel, op, ": Calculated padded input size per channel: ", padded,
+                  " (dim ", i, "). Kernel size: ", kernel,
+                  ". Kernel size can't be greater than actual input size");
+    }
+  }
+}
+
+}  // namespace
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                        const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
                        at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
   TORCH_CHECK(input.dim() >= 3, "convolution: expected a batched input with spatial dims, got ",
               input.dim(), " dims");
-  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "convolution: input type (",
-              input.scalar_type(), ") and weight type (", weight.scalar_type(),
-              ") should be the same");
   const size_t n = input.dim() - 2;
   const ConvParams p = params_of(stride, padding, dilation, transposed, output_padding, groups, n);
+  check_convolution(input, weight, bias, p);
   std::vector<int64_t> out_shape{input.size(0),
                                  transposed ? weight.size(1) * groups : weight.size(0)};
   for (size_t i = 0; i < n; ++i) {

@@ -55,11 +55,11 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   const size_t nbytes = static_cast<size_t>(dense.numel()) * dense.element_size();
   if (dst.is_contiguous() && dst.scalar_type() == src.scalar_type() && !dst.is_conj() &&
       !dst.is_neg()) {
-    download(*buffer, dst.data_ptr(), nbytes);
+    download(*buffer, dst.data_ptr(), nbytes, src.device().index());
     return;
   }
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
-  download(*buffer, host.data_ptr(), nbytes);
+  download(*buffer, host.data_ptr(), nbytes, src.device().index());
   dst.copy_(host);
 }
 

@@ -5,8 +5,11 @@
 // an update combines with the old value.
 //
 // Out-of-range indices: Debug mode checks them on the host and raises
-// IndexError naming the op. Strict mode does not sync to check: XLA clamps
-// gather indices into range and drops scatter updates that fall outside.
+// IndexError naming the op before launching anything. In Strict mode every
+// indexing program checks its indices on the device and reports the first
+// bad one, raised as IndexError at the next host read or synchronize
+// (ops/index_bounds.h); until then a read clamps each coordinate into its own
+// dimension and a write out of range is dropped, so no other row is touched.
 #include <ATen/ExpandUtils.h>
 #include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
@@ -16,6 +19,7 @@
 #include "exec/eager_mode.h"
 #include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
+#include "ops/index_bounds.h"
 #include "ops/index_kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -52,24 +56,37 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// self[coords] with the result in the coordinates' shape.
+// self[coords] with the result in the coordinates' shape. Out-of-range
+// coordinates are clamped per dimension (the program reports them).
 Value gather_at(Builder& b, Value self, const std::vector<Value>& coords,
                 const std::vector<int64_t>& dims) {
   const auto shape = self.type.dims;
   Value flat = b.reshape(self, {numel_of(shape)});
   if (shape.empty()) return b.splat(b.reshape(flat, {}), dims);
-  return b.gather_1d(flat, flat_positions(b, coords, shape, dims));
+  return b.gather_1d(flat, flat_positions(b, clamp_coords(b, coords, shape), shape, dims));
 }
 
-// self with self[coords] = body(self[coords], updates) (replace if body is null).
+// self with self[coords] = body(self[coords], updates) (replace if body is
+// null). An update with an out-of-range coordinate is dropped (its flat
+// position is pointed past the end, which scatter skips).
 Value scatter_at(Builder& b, Value self, const std::vector<Value>& coords, Value updates,
                  const char* body) {
   const auto shape = self.type.dims;
-  const int64_t n = numel_of(updates.type.dims);
-  Value pos = shape.empty() ? s64_splat(b, 0, updates.type.dims)
-                            : flat_positions(b, coords, shape, updates.type.dims);
-  Value r = b.scatter_1d(b.reshape(self, {numel_of(shape)}), b.reshape(pos, {n}),
-                         b.reshape(updates, {n}), body);
+  const auto& dims = updates.type.dims;
+  const int64_t n = numel_of(dims);
+  const int64_t total = numel_of(shape);
+  Value pos = s64_splat(b, 0, dims);
+  if (shape.empty()) {
+    // A 0-d self: the one coordinate must be 0 (or -1 where negatives wrap,
+    // which the caller has already wrapped).
+    Value ok = b.compare(Compare::kEQ, coords.at(0), s64_splat(b, 0, dims));
+    pos = b.select(ok, pos, s64_splat(b, total, dims));
+  } else {
+    pos = b.select(coords_in_range(b, coords, shape), flat_positions(b, coords, shape, dims),
+                   s64_splat(b, total, dims));
+  }
+  Value r =
+      b.scatter_1d(b.reshape(self, {total}), b.reshape(pos, {n}), b.reshape(updates, {n}), body);
   return b.reshape(r, shape);
 }
 
@@ -105,42 +122,57 @@ void check_index_dtype(const at::Tensor& index, const char* op) {
                     "(): Expected dtype int32/int64 for index but got ", index.scalar_type());
 }
 
-// Debug mode: a host-side range check (a sync point, like everything in Debug).
-void debug_check_range(const char* op, const at::Tensor& index, int64_t size, bool allow_negative) {
-  if (current_eager_mode() != EagerMode::kDebug || index.numel() == 0) return;
-  at::Tensor host = index.cpu();
-  const int64_t lo = host.min().item<int64_t>(), hi = host.max().item<int64_t>();
-  const int64_t lower = allow_negative ? -size : 0;
-  const int64_t bad = hi >= size ? hi : lo;
-  TORCH_CHECK_INDEX(lo >= lower && hi < size, op, ": index ", bad,
-                    " is out of range in self (size ", size, " along the indexed dim)");
+// Debug mode checks on the host before launching (a sync, like everything
+// in Debug); `dim` is only for the message.
+void debug_check_range(const char* op, const at::Tensor& index, int64_t size, bool allow_negative,
+                       int64_t dim, IndexErrorClass error_class = IndexErrorClass::kIndexError) {
+  if (current_eager_mode() == EagerMode::kDebug) {
+    check_index_range_on_host(op, index, dim, size, allow_negative, error_class);
+  }
 }
+
+// CPU raises RuntimeError, not IndexError, for these ops' bad indices.
+constexpr auto kRuntime = IndexErrorClass::kRuntimeError;
 
 int64_t size_at(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 
 }  // namespace
 
-at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                             at::Tensor& out) {
-  const char* op = "index_select";
+namespace {
+
+// index_select, reporting bad indices as `op`'s (embedding reads through it).
+at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
+                            const at::Tensor& index, at::Tensor& out) {
   check_index_dtype(index, op);
   TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector");
   dim = c10::maybe_wrap_dim(dim, self.dim());
   std::vector<int64_t> dims = self.sizes().vec();
   if (self.dim() > 0) dims[dim] = index.numel();
   at::native::resize_output(out, dims);
-  debug_check_range(op, index, size_at(self, dim), false);
+  debug_check_range(op, index, size_at(self, dim), false, dim);
   if (out.numel() == 0) return out;
   TensorProgram program(op, program_key("index_select", dim));
   program.input(self);
   program.input(index);
   program.output(out);
+  program.check_indices(op);
+  const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], dim, size, false);
     Value idx = b.reshape(b.convert(in[1], ElementType::kS64), {index.numel()});
     Value idx_b = dims.empty() ? b.reshape(idx, {}) : b.broadcast_in_dim(idx, dims, {dim});
-    return std::vector<Value>{gather_at(b, in[0], dim_coords(b, idx_b, dim, dims), dims)};
+    return std::vector<Value>{gather_at(b, in[0], dim_coords(b, idx_b, dim, dims), dims),
+                              bounds.finding(b)};
   });
   return out;
+}
+
+}  // namespace
+
+at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             at::Tensor& out) {
+  return index_select_as("index_select", self, dim, index, out);
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
@@ -162,15 +194,20 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
                 " apart from dimension ", dim);
   }
   at::native::resize_output(out, index.sizes());
-  debug_check_range(op, index, size_at(self, dim), false);
+  debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
   if (out.numel() == 0) return out;
   const auto dims = index.sizes().vec();
   TensorProgram program(op, program_key("gather", dim));
   program.input(self);
   program.input(index);
   program.output(out);
+  program.check_indices(op, kRuntime);
+  const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    return std::vector<Value>{gather_at(b, in[0], dim_coords(b, in[1], dim, dims), dims)};
+    IndexBounds bounds;
+    bounds.check(b, in[1], dim, size, false);
+    return std::vector<Value>{gather_at(b, in[0], dim_coords(b, in[1], dim, dims), dims),
+                              bounds.finding(b)};
   });
   return out;
 }
@@ -189,7 +226,7 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
                 "(): Expected self.dtype to be equal to src.dtype");
   }
   at::native::resize_output(out, self.sizes());
-  debug_check_range(op, index, size_at(self, dim), false);
+  debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(self.scalar_type(), op);
   const auto dims = index.sizes().vec();
@@ -203,7 +240,11 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
     copy_on_device(out, self, op);
     return out;
   }
+  program.check_indices(op, kRuntime);
+  const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], dim, size, false);
     Value updates;
     if (src != nullptr) {
       std::vector<int64_t> zero(dims.size(), 0), one(dims.size(), 1);
@@ -211,7 +252,8 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
     } else {
       updates = b.splat(in[2], dims);
     }
-    return std::vector<Value>{scatter_at(b, in[0], dim_coords(b, in[1], dim, dims), updates, body)};
+    return std::vector<Value>{scatter_at(b, in[0], dim_coords(b, in[1], dim, dims), updates, body),
+                              bounds.finding(b)};
   });
   return out;
 }
@@ -260,7 +302,7 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   check_scatter_gather_index(index, op);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   at::native::resize_output(out, self.sizes());
-  debug_check_range(op, index, size_at(self, dim), false);
+  debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
   if (out.numel() == 0) return out;
   if (index.numel() == 0) {
     copy_on_device(out, self, op);
@@ -274,7 +316,11 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   program.input(index);
   program.input(src);
   program.output(out);
+  program.check_indices(op, kRuntime);
+  const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], dim, size, false);
     std::vector<int64_t> zero(dims.size(), 0), one(dims.size(), 1);
     Value updates = dims.empty() ? b.reshape(in[2], {}) : b.slice(in[2], zero, dims, one);
     const auto coords = dim_coords(b, in[1], dim, dims);
@@ -302,7 +348,7 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
       }
       r = q;
     }
-    return std::vector<Value>{r};
+    return std::vector<Value>{r, bounds.finding(b)};
   });
   return out;
 }
@@ -316,7 +362,7 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   TORCH_CHECK(source.dim() == 0 || index.numel() == source.size(source.dim() > dim ? dim : 0), op,
               "(): Number of indices (", index.numel(), ") should be equal to source.size(dim)");
   at::native::resize_output(out, self.sizes());
-  debug_check_range(op, index, size_at(self, dim), false);
+  debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
   if (out.numel() == 0) return out;
   if (index.numel() == 0) {
     copy_on_device(out, self, op);
@@ -330,12 +376,16 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   program.input(source);
   program.scalar(alpha, t);
   program.output(out);
+  program.check_indices(op, kRuntime);
+  const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], dim, size, false);
     Value idx = b.reshape(b.convert(in[1], ElementType::kS64), {index.numel()});
     Value idx_b = dims.empty() ? b.reshape(idx, {}) : b.broadcast_in_dim(idx, dims, {dim});
     Value updates = b.binary("multiply", b.convert(in[2], t), b.splat(in[3], dims));
-    return std::vector<Value>{
-        scatter_at(b, in[0], dim_coords(b, idx_b, dim, dims), updates, "add")};
+    return std::vector<Value>{scatter_at(b, in[0], dim_coords(b, idx_b, dim, dims), updates, "add"),
+                              bounds.finding(b)};
   });
   return out;
 }
@@ -347,8 +397,8 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, int64_
   TORCH_CHECK(!sparse, "embedding: sparse gradients are not supported on tpu");
   (void)padding_idx;
   (void)scale_grad_by_freq;
-  debug_check_range("embedding", indices, weight.size(0), false);
-  at::Tensor flat = ops::index_select(weight, 0, indices.reshape({-1}));
+  at::Tensor flat = at::empty({0}, weight.options());
+  index_select_as("embedding", weight, 0, indices.reshape({-1}), flat);
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(weight.size(1));
   return flat.view(shape);
@@ -372,7 +422,10 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   program.input(grad_output);
   program.input(indices);
   program.output(grad);
+  program.check_indices(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], 0, num_weights, false);
     Value g = b.convert(b.reshape(in[0], {n, dim}), acc);
     Value idx = b.reshape(b.convert(in[1], ElementType::kS64), {n});
     if (padding_idx >= 0) {
@@ -388,7 +441,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
     Value idx_b = b.broadcast_in_dim(idx, {n, dim}, {0});
     std::vector<Value> coords{idx_b, b.iota({ElementType::kS64, {n, dim}}, 1)};
     Value r = scatter_at(b, b.zeros({acc, {num_weights, dim}}), coords, g, "add");
-    return std::vector<Value>{b.convert(r, t)};
+    return std::vector<Value>{b.convert(r, t), bounds.finding(b)};
   });
   return grad;
 }
@@ -458,7 +511,7 @@ AdvancedIndex advanced_index(const at::Tensor& self,
     for (int64_t d = last + 1; d < self.dim(); ++d) ai.result.push_back(self.size(d));
   }
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (ai.index[d].defined()) debug_check_range(op, ai.index[d], self.size(d), true);
+    if (ai.index[d].defined()) debug_check_range(op, ai.index[d], self.size(d), true, d);
   }
   return ai;
 }
@@ -467,7 +520,7 @@ AdvancedIndex advanced_index(const at::Tensor& self,
 // indexed dims, iotas over the matching result dim for the others.
 std::vector<Value> advanced_coords(Builder& b, const AdvancedIndex& ai,
                                    const std::vector<Value>& index_values,
-                                   const std::vector<int64_t>& self_shape) {
+                                   const std::vector<int64_t>& self_shape, IndexBounds& bounds) {
   const auto& R = ai.result;
   const int64_t nb = static_cast<int64_t>(ai.broadcast.size());
   std::vector<int64_t> bdims;  // where the broadcast shape sits in R
@@ -478,6 +531,7 @@ std::vector<Value> advanced_coords(Builder& b, const AdvancedIndex& ai,
   for (size_t d = 0; d < self_shape.size(); ++d) {
     if (next_free == ai.position) next_free += nb;
     if (ai.index[d].defined()) {
+      bounds.check(b, index_values[next_index], static_cast<int64_t>(d), self_shape[d], true);
       Value v =
           wrap_negative(b, b.convert(index_values[next_index++], ElementType::kS64), self_shape[d]);
       v = broadcast_to(b, v, ai.broadcast);
@@ -503,11 +557,13 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
     if (t.defined()) program.input(t);
   }
   program.output(out);
+  program.check_indices(op);
   const auto self_shape = self.sizes().vec();
   program.run([&](Builder& b, const std::vector<Value>& in) {
     std::vector<Value> idx(in.begin() + 1, in.end());
-    return std::vector<Value>{
-        gather_at(b, in[0], advanced_coords(b, ai, idx, self_shape), ai.result)};
+    IndexBounds bounds;
+    Value r = gather_at(b, in[0], advanced_coords(b, ai, idx, self_shape, bounds), ai.result);
+    return std::vector<Value>{r, bounds.finding(b)};
   });
   return out;
 }
@@ -525,19 +581,47 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
               "destination dtypes match, got ", self.scalar_type(), " for the destination and ",
               values.scalar_type(), " for the source.");
   if (numel_of(ai.result) == 0 || self.numel() == 0) return self;
-  TensorProgram program(op, program_key("index_put", ai.position, ai.broadcast, accumulate));
-  program.input(self);
+  // The values are scattered straight into the storage, at the selected
+  // elements' positions through self's strides, rather than by rewriting all
+  // of self: an expanded self (stride 0, which CPU writes through) keeps its
+  // other elements, and the write costs what it writes.
+  const int64_t element_size = static_cast<int64_t>(self.element_size());
+  const int64_t storage_bytes = static_cast<int64_t>(self.storage().nbytes());
+  TORCH_CHECK(storage_bytes % element_size == 0, op,
+              ": the storage does not hold a whole number of ", self.scalar_type(), " elements");
+  const int64_t storage_numel = storage_bytes / element_size;
+  at::Tensor storage = self.as_strided({storage_numel}, {1}, 0);
+  const auto self_shape = self.sizes().vec();
+  const auto self_strides = self.strides().vec();
+  const int64_t offset = self.storage_offset();
+  TensorProgram program(op, program_key("index_put", ai.position, ai.broadcast, accumulate,
+                                        self_shape, self_strides, offset));
+  program.input(storage);
   program.input(values);
   for (const auto& t : ai.index) {
     if (t.defined()) program.input(t);
   }
-  program.output(self);
-  const auto self_shape = self.sizes().vec();
+  program.output(storage);
+  program.check_indices(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     std::vector<Value> idx(in.begin() + 2, in.end());
-    Value updates = broadcast_to(b, in[1], ai.result);
-    return std::vector<Value>{scatter_at(b, in[0], advanced_coords(b, ai, idx, self_shape), updates,
-                                         accumulate ? "add" : nullptr)};
+    const auto& dims = ai.result;
+    const int64_t n = numel_of(dims);
+    Value updates = b.reshape(broadcast_to(b, in[1], dims), {n});
+    IndexBounds bounds;
+    const auto coords = advanced_coords(b, ai, idx, self_shape, bounds);
+    Value pos = s64_splat(b, offset, dims);
+    for (size_t d = 0; d < coords.size(); ++d) {
+      pos = b.binary("add", pos,
+                     b.binary("multiply", coords[d], s64_splat(b, self_strides[d], dims)));
+    }
+    // An out-of-range coordinate points past the end: scatter skips it.
+    if (!coords.empty()) {
+      pos =
+          b.select(coords_in_range(b, coords, self_shape), pos, s64_splat(b, storage_numel, dims));
+    }
+    Value r = b.scatter_1d(in[0], b.reshape(pos, {n}), updates, accumulate ? "add" : nullptr);
+    return std::vector<Value>{r, bounds.finding(b)};
   });
   return self;
 }
@@ -547,7 +631,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected a long tensor for index, but ",
               "got ", index.scalar_type());
   at::native::resize_output(out, index.sizes());
-  debug_check_range(op, index, self.numel(), true);
+  debug_check_range(op, index, self.numel(), true, -1);
   if (out.numel() == 0) return out;
   TORCH_CHECK_INDEX(self.numel() > 0, op, "(): tried to take from an empty tensor");
   const int64_t n = self.numel();
@@ -555,9 +639,13 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   program.input(self);
   program.input(index);
   program.output(out);
+  program.check_indices(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], -1, n, true);
     Value flat = b.reshape(in[0], {n});
-    return std::vector<Value>{b.gather_1d(flat, wrap_negative(b, in[1], n))};
+    const auto coords = clamp_coords(b, {wrap_negative(b, in[1], n)}, {n});
+    return std::vector<Value>{b.gather_1d(flat, coords[0]), bounds.finding(b)};
   });
   return out;
 }
@@ -574,7 +662,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   TORCH_CHECK(index.numel() == source.numel(), op, "(): Expected source and index to have the ",
               "same number of elements, but got source.numel() = ", source.numel(),
               ", index.numel() = ", index.numel());
-  debug_check_range(op, index, self.numel(), true);
+  debug_check_range(op, index, self.numel(), true, -1);
   if (index.numel() == 0 || self.numel() == 0) return self;
   const int64_t n = self.numel(), k = index.numel();
   TensorProgram program(op, program_key("put", accumulate));
@@ -582,12 +670,17 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   program.input(index);
   program.input(source);
   program.output(self);
+  program.check_indices(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
+    IndexBounds bounds;
+    bounds.check(b, in[1], -1, n, true);
     Value pos = wrap_negative(b, b.reshape(in[1], {k}), n);
+    // Out of range after wrapping: point past the end, which scatter skips.
+    pos = b.select(coords_in_range(b, {pos}, {n}), pos, s64_splat(b, n, {k}));
     Value r = b.scatter_1d(b.reshape(in[0], {n}), pos,
                            b.reshape(b.convert(in[2], in[0].type.element), {k}),
                            accumulate ? "add" : nullptr);
-    return std::vector<Value>{b.reshape(r, self.sizes().vec())};
+    return std::vector<Value>{b.reshape(r, self.sizes().vec()), bounds.finding(b)};
   });
   return self;
 }

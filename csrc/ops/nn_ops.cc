@@ -11,7 +11,9 @@
 #include <limits>
 
 #include "core/dtype_map.h"
+#include "exec/eager_mode.h"
 #include "ops/broadcast.h"
+#include "ops/index_bounds.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
 
@@ -168,6 +170,10 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
   check_nll(self, target);
   const bool has_weight = weight.has_value() && weight->defined();
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
+  if (current_eager_mode() == EagerMode::kDebug) {
+    check_index_range_on_host("nll_loss", target, class_dim, self.size(class_dim), false,
+                              IndexErrorClass::kIndexError, ignore_index);
+  }
   const auto shape = self.sizes().vec();
   const bool none = reduction == at::Reduction::None && self.dim() == 2;
   at::Tensor output =
@@ -182,10 +188,13 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
   if (has_weight) program.input(*weight);
   program.output(output);
   program.output(total_weight);
+  program.check_indices("nll_loss");
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Value x = in[0];
     const NllTerms terms =
         nll_terms(b, in[1], in[2], has_weight ? &in[3] : nullptr, shape, class_dim, t);
+    IndexBounds bounds;
+    bounds.check(b, in[1], class_dim, shape[class_dim], false, &terms.valid);
     const Value& mask = terms.mask;
     const Value& valid = terms.valid;
     const Value& w = terms.weight;
@@ -205,7 +214,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
       Value sum = b.reduce(losses, b.constant(t, 0), all, "add");
       result = reduction == at::Reduction::Mean ? b.binary("divide", sum, total) : sum;
     }
-    return std::vector<Value>{result, total};
+    return std::vector<Value>{result, total, bounds.finding(b)};
   });
   return {output, total_weight};
 }
@@ -229,9 +238,12 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   program.input(total_weight);
   if (has_weight) program.input(*weight);
   program.output(grad_input);
+  program.check_indices("nll_loss_backward");
   program.run([&](Builder& b, const std::vector<Value>& in) {
     const NllTerms terms =
         nll_terms(b, in[1], in[2], has_weight ? &in[4] : nullptr, shape, class_dim, t);
+    IndexBounds bounds;
+    bounds.check(b, in[1], class_dim, shape[class_dim], false, &terms.valid);
     const Value& mask = terms.mask;
     const Value& valid = terms.valid;
     const Value& w = terms.weight;
@@ -244,7 +256,7 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
     Value validb = broadcast_to(b, b.reshape(valid, with_dim_one(shape, class_dim)), shape);
     Value keep = b.binary("and", mask, validb);
     Value grad = b.unary("negate", b.binary("multiply", w, gs));
-    return std::vector<Value>{b.select(keep, grad, b.zeros({t, shape}))};
+    return std::vector<Value>{b.select(keep, grad, b.zeros({t, shape})), bounds.finding(b)};
   });
   return grad_input;
 }

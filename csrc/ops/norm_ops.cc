@@ -240,6 +240,10 @@ namespace {
 // [M, K] split of a layer-norm input.
 std::pair<int64_t, int64_t> ln_split(const at::Tensor& input, at::IntArrayRef normalized,
                                      const char* op) {
+  TORCH_CHECK(!normalized.empty(), op,
+              ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+              "least one element, but got normalized_shape = ",
+              normalized);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized.size());
   TORCH_CHECK(axis >= 0 && input.sizes().slice(axis).equals(normalized), op,
               ": Given normalized_shape=", normalized, ", expected input with shape [*, ",

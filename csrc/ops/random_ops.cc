@@ -6,6 +6,7 @@
 // number of values drawn, so a seed gives the same sequence on every run and
 // consecutive draws never reuse counters. Seed and offset are runtime
 // scalars: drawing again does not recompile.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -80,6 +81,9 @@ at::Tensor& draw_into(at::Tensor& self, const char* op, const std::string& key,
                       const std::optional<at::Generator>& gen,
                       const std::vector<std::pair<c10::Scalar, ElementType>>& scalars,
                       const std::vector<at::Tensor>& tensors, Draw draw) {
+  // As CPU: an expanded self would get one draw per element for memory that
+  // several elements share.
+  at::assert_no_internal_overlap(self);
   if (self.numel() == 0) return self;
   RandomProgram rp(op, key, gen, draw_device(self), static_cast<uint64_t>(self.numel()) * 2);
   TensorProgram& program = rp.program();

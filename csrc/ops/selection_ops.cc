@@ -1,5 +1,6 @@
 // Ops whose output shape depends on data (masked_select) and joins (cat).
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
@@ -44,6 +45,10 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   std::vector<at::Tensor> inputs;
   for (const at::Tensor& t : tensors) inputs.push_back(t);
   TORCH_CHECK(!inputs.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TORCH_CHECK(inputs[i].dim() > 0, "zero-dimensional tensor (at position ", i,
+                ") cannot be concatenated");
+  }
   // Legacy rule kept by PyTorch: 1-D empty tensors are skipped.
   std::vector<at::Tensor> parts;
   for (const auto& t : inputs) {
@@ -70,8 +75,11 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
     }
     shape[dim] += t.size(dim);
   }
-  TORCH_CHECK(at::canCast(dtype, out.scalar_type()), "torch.cat(): input types can't be cast to ",
-              "the desired output type ", out.scalar_type());
+  TORCH_CHECK_TYPE(at::canCast(dtype, out.scalar_type()),
+                   "torch.cat(): input types can't be cast to the desired output type ",
+                   out.scalar_type());
+  at::assert_no_internal_overlap(out);
+  for (const auto& t : inputs) at::assert_no_overlap(out, t);
   at::native::resize_output(out, shape);
   if (out.numel() == 0) return out;
   const hlo::ElementType type = element_type_for(dtype, "cat");

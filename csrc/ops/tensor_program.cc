@@ -4,9 +4,11 @@
 #include <c10/util/Exception.h>
 
 #include <cstring>
+#include <optional>
 
 #include "core/allocator.h"
 #include "core/dtype_map.h"
+#include "exec/async_errors.h"
 #include "exec/cache_key.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
@@ -134,6 +136,11 @@ void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type) {
   scalars_.push_back(arg);
 }
 
+void TensorProgram::check_indices(const char* op, IndexErrorClass error_class) {
+  index_check_op_ = op;
+  index_error_class_ = error_class;
+}
+
 void TensorProgram::output(const at::Tensor& dst) {
   check_device(dst);
   ViewArg v(dst);
@@ -171,6 +178,7 @@ std::string TensorProgram::build_key() const {
     append_bytes(key, static_cast<int32_t>(slot));
     view.append_key(key);
   }
+  if (index_check_op_ != nullptr) key += 'I';
   return key;
 }
 
@@ -183,6 +191,11 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
   }
   std::vector<hlo::Value> scalar_values;
   for (const auto& s : scalars_) scalar_values.push_back(b.parameter({s.type, {}}));
+  hlo::Value status, op_id;
+  if (index_check_op_ != nullptr) {
+    status = b.parameter({hlo::ElementType::kS64, {kIndexStatusLength}});
+    op_id = b.parameter({hlo::ElementType::kS64, {}});
+  }
   std::vector<hlo::Value> values;
   for (int idx : input_order_) {
     if (idx < 0) {
@@ -195,8 +208,9 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
                               : hlo::read_view(b, current[slot], view.strided()));
   }
   std::vector<hlo::Value> results = lower(b, values);
-  TORCH_CHECK(results.size() == outputs_.size(), op_, ": lowering produced ", results.size(),
-              " results for ", outputs_.size(), " outputs");
+  const size_t extra = index_check_op_ != nullptr ? 1 : 0;
+  TORCH_CHECK(results.size() == outputs_.size() + extra, op_, ": lowering produced ",
+              results.size(), " results for ", outputs_.size(), " outputs");
   std::vector<bool> written(slots_.size(), false);
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const auto& [slot, view] = outputs_[i];
@@ -214,6 +228,15 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
   std::vector<hlo::Value> outs;
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (written[i]) outs.push_back(current[i]);
+  }
+  if (index_check_op_ != nullptr) {
+    // The first finding since the last check wins: keep the status when it
+    // already holds one, else take this program's (with its op id).
+    const hlo::TensorType status_type{hlo::ElementType::kS64, {kIndexStatusLength}};
+    hlo::Value mine = b.concatenate({results.back(), b.reshape(op_id, {1})}, 0);
+    hlo::Value had = b.compare(hlo::Compare::kNE, b.reshape(b.slice(status, {0}, {1}, {1}), {}),
+                               b.constant_int(hlo::ElementType::kS64, 0));
+    outs.push_back(b.select(b.splat(had, status_type.dims), status, mine));
   }
   b.set_results(outs);
   return b.module_text();
@@ -253,19 +276,33 @@ void TensorProgram::run(Lowering lower) {
 
   auto exe = ExecutableCache::get().get_or_compile(
       build_key(), [&] { return lower_to_text(lower); }, key_);
+  std::optional<IndexStatusUpdate> index_status;
+  if (index_check_op_ != nullptr) {
+    index_status.emplace(device_index_, index_check_op_, index_error_class_);
+    args.push_back(index_status->status());
+    args.push_back(index_status->op_id());
+  }
   std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_);
+  if (index_status) {
+    index_status->set_result(std::move(results.back()));
+    results.pop_back();
+    index_status.reset();
+  }
 
-  // The program returns one flat buffer per written storage, in slot order.
-  c10::SmallVector<const ViewArg*, 4> written_view(slots_.size(), nullptr);
+  // The program returns one flat buffer per written storage, in slot order,
+  // in the element type its writes left it in (as lower_to_text wrote it).
+  c10::SmallVector<std::optional<hlo::ElementType>, 4> written(slots_.size());
   for (const auto& [slot, view] : outputs_) {
-    if (slot >= 0) written_view[slot] = &view;
+    if (slot < 0) continue;
+    const StorageSlot& s = slots_[slot];
+    written[slot] = s.needs_base ? hlo::written_storage_element(
+                                       written[slot].value_or(s.base_element), view.element)
+                                 : view.element;
   }
   size_t next = 0;
   for (size_t slot = 0; slot < slots_.size(); ++slot) {
-    if (written_view[slot] == nullptr) continue;
-    const hlo::ElementType type =
-        slots_[slot].needs_base ? slots_[slot].base_element : written_view[slot]->element;
-    slots_[slot].storage->set_buffer(std::move(results.at(next++)), type);
+    if (!written[slot]) continue;
+    slots_[slot].storage->set_buffer(std::move(results.at(next++)), *written[slot]);
   }
   if (nan_check_enabled()) check_outputs_finite(op_, output_tensors_);
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/device_storage.h"
+#include "exec/async_errors.h"
 #include "hlo/builder.h"
 #include "hlo/strided_view.h"
 
@@ -58,6 +59,12 @@ class TensorProgram {
   void scalar(const c10::Scalar& value, hlo::ElementType type);
   // Adds a destination; the lowering's i-th result is written to the i-th.
   void output(const at::Tensor& dst);
+  // The program checks indices on the device: after its results the lowering
+  // returns one more value, an s64[kIndexFindingLength] finding {found,
+  // index, dim, size} (ops/index_bounds.h builds it), which the program folds
+  // into the device's index status; an out-of-range index is then raised, as
+  // `error_class` naming `op`, at the next host read or synchronize.
+  void check_indices(const char* op, IndexErrorClass error_class = IndexErrorClass::kIndexError);
 
   void run(Lowering lower);
 
@@ -89,6 +96,8 @@ class TensorProgram {
   c10::SmallVector<int, 8> input_order_;  // >=0 tensor input index, <0 ~scalar index
   c10::SmallVector<std::pair<int, ViewArg>, 2> outputs_;
   std::vector<at::Tensor> output_tensors_;  // kept only for TORCH_TPU_DEBUG_NAN
+  const char* index_check_op_ = nullptr;    // set by check_indices()
+  IndexErrorClass index_error_class_ = IndexErrorClass::kIndexError;
 };
 
 // A scalar's bytes in `type`; raises (like CPU) when the value does not fit.

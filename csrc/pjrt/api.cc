@@ -67,6 +67,7 @@ std::shared_ptr<Api> Api::load(const std::string& path) {
     PaddedArgs<PJRT_Plugin_Initialize_Args> args;
     api->check(raw->PJRT_Plugin_Initialize(args.get()), "PJRT_Plugin_Initialize");
   }
+  watch_for_fork();
   loaded.emplace(path, api);
   return api;
 }

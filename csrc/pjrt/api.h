@@ -12,6 +12,7 @@
 #include <string>
 
 #include "pjrt/error.h"
+#include "pjrt/fork_guard.h"
 #include "pjrt_c_api.h"
 
 namespace torch_tpu::pjrt {
@@ -29,9 +30,13 @@ class Api {
   std::string version_string() const;
 
   // Returns the function in `slot` (a pointer-to-member of PJRT_Api), or
-  // throws if the plugin's table is too short or the slot is empty.
+  // throws if the plugin's table is too short or the slot is empty, or if
+  // this process is a child forked after the plugin was loaded.
   template <typename Fn>
-  Fn* fn(Fn* PJRT_Api::*slot, const char* name) const {
+  Fn* fn(Fn* PJRT_Api::* slot, const char* name) const {
+    if (in_forked_child()) {
+      throw Error(static_cast<int>(ErrorCode::kFailedPrecondition), forked_child_message());
+    }
     const auto offset = reinterpret_cast<size_t>(&(static_cast<const PJRT_Api*>(nullptr)->*slot));
     if (offset + sizeof(Fn*) > api_->struct_size || api_->*slot == nullptr) {
       throw Error(static_cast<int>(ErrorCode::kUnimplemented),

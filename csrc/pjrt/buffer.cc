@@ -8,6 +8,7 @@ Buffer::Buffer(std::shared_ptr<const Api> api, PJRT_Buffer* buffer)
     : api_(std::move(api)), buffer_(buffer) {}
 
 Buffer::~Buffer() {
+  if (in_forked_child()) return;  // see fork_guard.h
   if (buffer_ == nullptr) return;
   PaddedArgs<PJRT_Buffer_Destroy_Args> args;
   args->buffer = buffer_;

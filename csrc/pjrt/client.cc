@@ -73,6 +73,7 @@ Client::Client(std::shared_ptr<const Api> api, PJRT_Client* client)
 }
 
 Client::~Client() {
+  if (in_forked_child()) return;  // see fork_guard.h
   PaddedArgs<PJRT_Client_Destroy_Args> args;
   args->client = client_;
   PJRT_Error* error = api_->raw()->PJRT_Client_Destroy(args.get());

@@ -8,6 +8,7 @@ Event::Event(std::shared_ptr<const Api> api, PJRT_Event* event)
     : api_(std::move(api)), event_(event) {}
 
 Event::~Event() {
+  if (in_forked_child()) return;  // see fork_guard.h
   if (event_ == nullptr) return;
   PaddedArgs<PJRT_Event_Destroy_Args> args;
   args->event = event_;

@@ -18,6 +18,7 @@ LoadedExecutable::LoadedExecutable(std::shared_ptr<const Api> api,
 }
 
 LoadedExecutable::~LoadedExecutable() {
+  if (in_forked_child()) return;  // see fork_guard.h
   if (unloaded_ != nullptr) {
     PaddedArgs<PJRT_Executable_Destroy_Args> args;
     args->executable = unloaded_;

@@ -9,7 +9,9 @@
 #include "core/device_storage.h"
 #include "core/metrics.h"
 #include "core/runtime.h"
+#include "device/autograd_drain.h"
 #include "device/generator.h"
+#include "exec/async_errors.h"
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
@@ -97,7 +99,9 @@ PYBIND11_MODULE(_C, m) {
     register_hooks();
   });
   m.def("_runtime_initialized", &Runtime::initialized);
-  m.def("_device_count", [] { return Runtime::get().device_count(); });
+  m.def("_device_count", &Runtime::visible_device_count);
+  m.def("_is_in_bad_fork", &Runtime::in_bad_fork);
+  m.def("_lazy_init", [] { (void)Runtime::get(); });
   m.def("_current_device", [] { return current_device_index(); });
   m.def("_set_device", [](int index) {
     (void)Runtime::get().device(index);
@@ -125,13 +129,13 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_eager_mode",
         [](const std::string& name) { set_global_eager_mode(parse_eager_mode(name)); });
   m.def("_get_eager_mode", [] { return std::string(eager_mode_name(current_eager_mode())); });
-  m.def("_set_thread_eager_mode",
-        [](std::optional<std::string> name) -> std::optional<std::string> {
-          std::optional<EagerMode> mode;
-          if (name) mode = parse_eager_mode(*name);
-          auto previous = set_thread_eager_mode(mode);
-          if (!previous) return std::nullopt;
-          return std::string(eager_mode_name(*previous));
-        });
+  m.def("_push_eager_mode",
+        [](const std::string& name) { push_scoped_eager_mode(parse_eager_mode(name)); });
+  m.def("_pop_eager_mode", &pop_scoped_eager_mode);
   m.def("_storage_state", &storage_state);
+  m.def("_testing_inject_async_failure", &inject_async_failure_for_testing);
+  m.def("_drain_autograd_device_threads", [](int device_count) {
+    pybind11::gil_scoped_release no_gil;
+    drain_autograd_device_threads(device_count);
+  });
 }

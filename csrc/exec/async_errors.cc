@@ -1,0 +1,208 @@
+#include "exec/async_errors.h"
+
+#include <c10/util/Exception.h>
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/runtime.h"
+#include "exec/launcher.h"
+#include "exec/scalar_buffers.h"
+
+namespace torch_tpu {
+namespace {
+
+struct DeviceErrors {
+  // Tracked work and the first failure among it not yet raised.
+  std::mutex mu;
+  std::deque<pjrt::EventPtr> in_flight;
+  std::string failure;
+  // The index status chain (see IndexStatusUpdate); its own lock, held
+  // across a launch, so it never nests inside `mu`.
+  std::mutex status_mu;
+  pjrt::BufferPtr status;      // null until the first indexing program
+  bool status_unread = false;  // an indexing program ran since the last read
+  std::string index_error;     // found but not raised yet (a failure went first)
+  IndexErrorClass index_error_class = IndexErrorClass::kIndexError;
+};
+
+DeviceErrors& errors(int device_index) {
+  static std::mutex mu;
+  static auto* all = new std::map<int, std::unique_ptr<DeviceErrors>>();  // never destroyed
+  std::lock_guard<std::mutex> lock(mu);
+  auto& e = (*all)[device_index];
+  if (!e) e = std::make_unique<DeviceErrors>();
+  return *e;
+}
+
+std::mutex& op_names_mutex() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+struct CheckingOp {
+  std::string name;
+  IndexErrorClass error_class;
+};
+std::vector<CheckingOp>& checking_ops() {
+  static auto* ops = new std::vector<CheckingOp>();
+  return *ops;
+}
+CheckingOp checking_op(int64_t id) {
+  std::lock_guard<std::mutex> lock(op_names_mutex());
+  const auto& ops = checking_ops();
+  if (id >= 0 && id < static_cast<int64_t>(ops.size())) return ops[id];
+  return {"an indexing op", IndexErrorClass::kIndexError};
+}
+
+pjrt::BufferPtr zero_status(int device_index) {
+  const std::array<int64_t, kIndexStatusLength> zeros{};
+  return upload(zeros.data(), hlo::ElementType::kS64, {kIndexStatusLength}, device_index);
+}
+
+// Drops finished events from the front, remembering the first failure.
+void prune_finished(DeviceErrors& e) {
+  while (!e.in_flight.empty() && e.in_flight.front()->is_ready()) {
+    try {
+      e.in_flight.front()->await();
+    } catch (const pjrt::Error& err) {
+      if (e.failure.empty()) e.failure = err.what();
+    }
+    e.in_flight.pop_front();
+  }
+}
+
+void raise_failure(DeviceErrors& e) {
+  if (e.failure.empty()) return;
+  std::string message = std::move(e.failure);
+  e.failure.clear();
+  TORCH_CHECK(false, "tpu: an asynchronously launched program failed: ", message);
+}
+
+// Downloads the index status if an indexing program ran since the last
+// read; a finding is kept in e.index_error and the status starts over.
+void read_index_status(DeviceErrors& e, int device_index) {
+  std::lock_guard<std::mutex> lock(e.status_mu);
+  if (!e.status_unread) return;
+  std::array<int64_t, kIndexStatusLength> s{};
+  try {
+    e.status->to_host_async(s.data(), sizeof(s))->await();
+  } catch (const pjrt::Error& err) {
+    // The chain's last program failed; that failure is reported through its
+    // completion event. Start the chain over.
+    e.status = zero_status(device_index);
+    e.status_unread = false;
+    return;
+  }
+  e.status_unread = false;
+  if (s[0] == 0) return;
+  e.status = zero_status(device_index);
+  if (!e.index_error.empty()) return;  // an earlier finding is still to be raised
+  const CheckingOp op = checking_op(s[4]);
+  e.index_error_class = op.error_class;
+  e.index_error = op.name + ": index " + std::to_string(s[1]) + " is out of bounds for " +
+                  (s[2] >= 0 ? "dimension " + std::to_string(s[2]) + " with size "
+                             : std::string("a tensor of ")) +
+                  std::to_string(s[3]) + (s[2] >= 0 ? "" : " elements") +
+                  " (found on the device by a program launched earlier; tpu raises it at the "
+                  "next host read or synchronize. Run in Debug mode, "
+                  "torch_tpu.set_eager_mode(\"debug\"), to raise at the op itself.)";
+}
+
+}  // namespace
+
+void track_completion(int device_index, pjrt::EventPtr done) {
+  if (!done) return;
+  DeviceErrors& e = errors(device_index);
+  std::lock_guard<std::mutex> lock(e.mu);
+  e.in_flight.push_back(std::move(done));
+  if (e.in_flight.size() > 32) prune_finished(e);
+}
+
+void raise_async_errors(int device_index) {
+  (void)Runtime::get();  // raises in a forked child before touching PJRT
+  DeviceErrors& e = errors(device_index);
+  std::deque<pjrt::EventPtr> pending;
+  {
+    std::lock_guard<std::mutex> lock(e.mu);
+    pending.swap(e.in_flight);
+  }
+  std::string first_failure;
+  for (const auto& event : pending) {
+    try {
+      event->await();
+    } catch (const pjrt::Error& err) {
+      if (first_failure.empty()) first_failure = err.what();
+    }
+  }
+  read_index_status(e, device_index);
+  {
+    std::lock_guard<std::mutex> lock(e.mu);
+    if (!first_failure.empty() && e.failure.empty()) e.failure = std::move(first_failure);
+    raise_failure(e);
+  }
+  std::lock_guard<std::mutex> lock(e.status_mu);
+  if (e.index_error.empty()) return;
+  std::string message = std::move(e.index_error);
+  e.index_error.clear();
+  TORCH_CHECK(e.index_error_class != IndexErrorClass::kRuntimeError, message);
+  TORCH_CHECK_INDEX(false, message);
+}
+
+void raise_finished_errors(int device_index) {
+  DeviceErrors& e = errors(device_index);
+  std::lock_guard<std::mutex> lock(e.mu);
+  prune_finished(e);
+  raise_failure(e);
+}
+
+void inject_async_failure_for_testing(int device_index, const std::string& message) {
+  DeviceErrors& e = errors(device_index);
+  std::lock_guard<std::mutex> lock(e.mu);
+  if (e.failure.empty()) e.failure = message;
+}
+
+bool device_idle(int device_index) {
+  DeviceErrors& e = errors(device_index);
+  std::lock_guard<std::mutex> lock(e.mu);
+  prune_finished(e);
+  return e.in_flight.empty();
+}
+
+std::vector<pjrt::EventPtr> in_flight_events(int device_index) {
+  DeviceErrors& e = errors(device_index);
+  std::lock_guard<std::mutex> lock(e.mu);
+  prune_finished(e);
+  return std::vector<pjrt::EventPtr>(e.in_flight.begin(), e.in_flight.end());
+}
+
+int64_t intern_op_name(const char* op, IndexErrorClass error_class) {
+  std::lock_guard<std::mutex> lock(op_names_mutex());
+  auto& ops = checking_ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].error_class == error_class && ops[i].name == op) return static_cast<int64_t>(i);
+  }
+  ops.push_back({op, error_class});
+  return static_cast<int64_t>(ops.size() - 1);
+}
+
+IndexStatusUpdate::IndexStatusUpdate(int device_index, const char* op, IndexErrorClass error_class)
+    : device_index_(device_index) {
+  DeviceErrors& e = errors(device_index);
+  const int64_t id = intern_op_name(op, error_class);
+  op_id_ = scalar_buffer(reinterpret_cast<const unsigned char*>(&id), sizeof(id),
+                         hlo::ElementType::kS64, device_index);
+  lock_ = std::unique_lock<std::mutex>(e.status_mu);
+  if (!e.status) e.status = zero_status(device_index);
+  status_ = e.status;
+}
+
+void IndexStatusUpdate::set_result(pjrt::BufferPtr updated) {
+  DeviceErrors& e = errors(device_index_);
+  e.status = std::move(updated);
+  e.status_unread = true;
+}
+
+}  // namespace torch_tpu
