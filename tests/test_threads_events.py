@@ -140,3 +140,139 @@ def test_memory_limit_holds_under_concurrent_allocation():
     assert int(values["CURRENT"]) == 0, out
     num_ooms, seen = map(int, values["NUM_OOMS"].split())
     assert num_ooms == seen == 8 * 150, out
+
+
+# --- events: timing on the device -------------------------------------------
+
+def _long_work(x):
+    """Device work that takes measurably long (about 0.1-1 s on the CPU plugin)."""
+    y = x
+    for _ in range(4):
+        y = (y @ x) * 0.001
+    return y
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    x = torch.randn(1024, 1024, device=DEV)
+    _long_work(x)  # compiles
+    torch.tpu.synchronize()
+    return x
+
+
+def test_elapsed_time_measures_device_work_not_launch(matrix):
+    walls = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        _long_work(matrix)
+        torch.tpu.synchronize()
+        walls.append((time.perf_counter() - t0) * 1e3)
+    start = torch.tpu.Event(enable_timing=True)
+    end = torch.tpu.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    start.record()
+    _long_work(matrix)
+    end.record()
+    t1 = time.perf_counter()
+    end.synchronize()
+    t2 = time.perf_counter()
+    elapsed = start.elapsed_time(end)
+    launch_ms, section_ms = (t1 - t0) * 1e3, (t2 - t0) * 1e3
+    # both timestamps lie inside the timed section
+    assert 0 <= elapsed <= section_ms + 1.0, (elapsed, section_ms)
+    # the work's device time, not the host's launch time (the launches are
+    # asynchronous and take a small fraction of it)
+    assert launch_ms < min(walls) / 4, (launch_ms, walls)
+    assert elapsed >= 0.5 * min(walls), (elapsed, walls)
+    assert elapsed > 2 * launch_ms, (elapsed, launch_ms)
+
+
+def test_elapsed_time_after_device_synchronize(matrix):
+    # the CUDA idiom: synchronize the device, not the event
+    start = torch.Event(device=DEV, enable_timing=True)
+    end = torch.Event(device=DEV, enable_timing=True)
+    start.record()
+    _long_work(matrix)
+    end.record()
+    torch.tpu.synchronize()
+    assert end.query() and start.query()
+    forward = start.elapsed_time(end)
+    assert forward > 0
+    assert end.elapsed_time(start) == -forward
+
+
+def test_elapsed_time_in_debug_mode(matrix):
+    # Debug mode launches synchronously: nothing is in flight at record()
+    with torch_tpu.eager_mode("debug"):
+        start = torch.tpu.Event(enable_timing=True)
+        end = torch.tpu.Event(enable_timing=True)
+        t0 = time.perf_counter()
+        start.record()
+        _long_work(matrix)
+        end.record()
+        host_ms = (time.perf_counter() - t0) * 1e3
+    end.synchronize()
+    assert 0.5 * host_ms <= start.elapsed_time(end) <= host_ms + 1.0
+
+
+def test_event_kinds_pair_with_each_other(matrix):
+    stream = torch.tpu.Stream()
+    tpu_event = torch.tpu.Event(enable_timing=True)
+    generic = torch.Event(device=DEV, enable_timing=True)
+    accel = torch.Event(enable_timing=True)  # the current accelerator: tpu
+    assert accel.device.type == "tpu"
+    for e in (tpu_event, generic, accel):
+        assert isinstance(e, torch.Event) and isinstance(e, torch.tpu.Event)
+    assert not isinstance(torch.Event(device="cpu"), torch.tpu.Event)
+    stream.record_event(tpu_event)
+    _long_work(matrix)
+    torch.accelerator.current_stream().record_event(generic)
+    _long_work(matrix)
+    accel.record(torch.tpu.current_stream())
+    accel.synchronize()
+    a, b = tpu_event.elapsed_time(generic), generic.elapsed_time(accel)
+    assert a > 0 and b > 0
+    assert tpu_event.elapsed_time(accel) == pytest.approx(a + b, abs=1e-3)
+    # events made by record_event() without an event do not time, as on CUDA
+    plain = stream.record_event()
+    assert isinstance(plain, torch.tpu.Event)
+    with pytest.raises(ValueError, match=r"^Both events must be created with argument "
+                                         r"'enable_timing=True'\.$"):
+        plain.elapsed_time(tpu_event)
+
+
+def test_elapsed_time_errors_match_cuda(matrix):
+    # CUDA (c10/cuda/CUDAEvent.h) raises ValueError for the first two and
+    # RuntimeError for events that have not completed
+    a, b = torch.tpu.Event(), torch.tpu.Event()
+    a.record()
+    b.record()
+    with pytest.raises(ValueError, match="Both events must be created with argument "
+                                         "'enable_timing=True'"):
+        a.elapsed_time(b)
+    timed, unrecorded = torch.tpu.Event(enable_timing=True), torch.tpu.Event(enable_timing=True)
+    timed.record()
+    with pytest.raises(ValueError, match="Both events must be recorded"):
+        timed.elapsed_time(unrecorded)
+    _long_work(matrix)
+    unrecorded.record()
+    if not unrecorded.query():  # the work takes far longer than this line
+        with pytest.raises(RuntimeError, match="Both events must be completed"):
+            timed.elapsed_time(unrecorded)
+    unrecorded.synchronize()
+    assert timed.elapsed_time(unrecorded) > 0
+
+
+def test_query_synchronize_wait_and_wait_event(matrix):
+    stream = torch.tpu.Stream()
+    event = torch.tpu.Event()
+    assert event.query()  # never recorded
+    y = _long_work(matrix)
+    event.record(stream)
+    assert not event.query()
+    event.wait(stream)
+    stream.wait_event(event)
+    torch.tpu.current_stream().wait_event(event)
+    event.synchronize()
+    assert event.query()
+    assert y.shape == matrix.shape
