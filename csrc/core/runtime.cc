@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "pjrt/error_report.h"
 #include "pjrt/plugin_discovery.h"
 
 namespace torch_tpu {
@@ -49,6 +50,9 @@ Runtime& Runtime::get() {
 }
 
 Runtime::Runtime() {
+  // Failures PJRT cannot throw (destroying an object, a callback on a plugin
+  // thread) become PyTorch warnings instead of lines on stderr.
+  pjrt::set_error_reporter([](const std::string& message) { TORCH_WARN("tpu: ", message); });
   try {
     pjrt::PluginChoice choice = pjrt::discover_plugin(package_roots());
     plugin_path_ = choice.path;
