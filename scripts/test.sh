@@ -45,25 +45,29 @@ asan_job() {
     ln -sfn "$root/$f" "$package/$(basename "$f")"
   done
 
-  local libasan
-  libasan="$(g++ -print-file-name=libasan.so)"
+  # Reports go to files (pytest captures stderr, and a process that a
+  # sanitizer stops loses what was captured); any report fails the job.
+  local logs="$root/$build_dir/sanitizer-logs"
+  rm -rf "$logs"
+  mkdir -p "$logs"
   local suppressions="$root/scripts/lsan_suppressions.txt"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan"
   local rc=0
 
   # C++ tests (no PyTorch, no Python in the process): leak checking on, with
   # the plugins' own allocations suppressed.
-  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" \
+  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:log_path=$logs/asan" \
     LSAN_OPTIONS="suppressions=$suppressions:print_suppressions=0" \
     TORCH_TPU_CPP_TEST_BINARY="$root/$build_dir/tpu_runtime_tests" \
     run_pytest tests/test_cpp_runtime.py || rc=1
   echo "test.sh --asan: C++ tests done after $((SECONDS - start)) s"
 
-  # Python subset, with the ASan runtime preloaded into the interpreter.
-  # Python, PyTorch and the XLA plugin are not built for LeakSanitizer and
-  # leak by design at exit, so leak checking is off here; the C++ tests
-  # cover leaks of csrc/. allocator_may_return_null: the out-of-memory tests
-  # ask for absurd sizes on purpose.
+  # Python subset, with the ASan runtime preloaded into the interpreter (and
+  # libstdc++ right after it: python does not link it, and ASan must find
+  # the real __cxa_throw when it starts). Python, PyTorch and the XLA plugin
+  # are not built for LeakSanitizer and leak by design at exit, so leak
+  # checking is off here; the C++ tests cover leaks of csrc/pjrt.
+  # allocator_may_return_null: the out-of-memory tests ask for absurd sizes.
   local subset=(tests/test_tensor_basics.py tests/test_device.py
                 tests/test_views_differential.py tests/test_threads_events.py
                 tests/test_bad_input.py
@@ -78,10 +82,19 @@ asan_job() {
                 tests/test_nn_ops.py::test_rng_state_roundtrip
                 tests/test_nn_ops.py::test_debug_mode_in_range_indices_ok
                 tests/test_nn_ops.py::test_nan_to_num_integer_is_a_copy)
-  LD_PRELOAD="$libasan" \
-    ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:allocator_may_return_null=1:detect_odr_violation=0" \
+  LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" \
+    ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:allocator_may_return_null=1:detect_odr_violation=0:log_path=$logs/asan" \
     PYTHONPATH="$root/$build_dir/package${PYTHONPATH:+:$PYTHONPATH}" \
     run_pytest -p no:cacheprovider "${subset[@]}" "$@" || rc=1
+
+  if compgen -G "$logs/*" > /dev/null; then
+    echo "test.sh --asan: sanitizer reports:" >&2
+    for f in "$logs"/*; do
+      echo "==== $f" >&2
+      cat "$f" >&2
+    done
+    rc=1
+  fi
   echo "test.sh --asan: finished after $((SECONDS - start)) s (rc=$rc)"
   return $rc
 }
