@@ -1,7 +1,8 @@
 """Runs the C++ runtime tests (tests/cpp, GoogleTest; no PyTorch inside)
 against each installed CPU plugin: the one the header comes from (PJRT API
 0.81) and a newer one (about 0.115), which exercises the forward-compatible
-argument structs."""
+argument structs. TORCH_TPU_CPP_TEST_BINARY selects another build of the
+binary (scripts/test.sh --asan points it at the sanitized one)."""
 
 import os
 import subprocess
@@ -9,7 +10,8 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BINARY = os.path.join(ROOT, "build", "cmake", "tpu_runtime_tests")
+BINARY = os.environ.get("TORCH_TPU_CPP_TEST_BINARY",
+                        os.path.join(ROOT, "build", "cmake", "tpu_runtime_tests"))
 
 
 def test_cpp_runtime(plugin_path):

@@ -222,13 +222,28 @@ class Stream(torch.Stream):
             return super().__new__(cls, device=torch.device("tpu", _index(device)), priority=priority)
 
 
-class Event(torch.Event):
-    """A tpu event; records the device's work launched before record()."""
+class _EventType(type):
+    """isinstance(e, torch.tpu.Event) holds for every torch.Event on a tpu device."""
 
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return super().__new__(cls, device=torch.device("tpu", current_device()),
-                               enable_timing=enable_timing, blocking=blocking,
-                               interprocess=interprocess)
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, torch.Event) and obj.device.type == "tpu"
+
+
+class Event(metaclass=_EventType):
+    """A tpu event: records the device's work launched before record().
+
+    `torch.tpu.Event(...)` returns a plain `torch.Event` on the current tpu
+    device rather than an instance of a subclass, because PyTorch's Event and
+    Stream methods (elapsed_time, record_event) accept only exact torch.Event
+    objects as the other event. With enable_timing=True, the event's time is
+    when the device finished the work recorded, so `start.elapsed_time(end)`
+    measures device time in milliseconds."""
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False,
+                interprocess: bool = False):
+        return torch.Event(device=torch.device("tpu", current_device()),
+                           enable_timing=enable_timing, blocking=blocking,
+                           interprocess=interprocess)
 
 
 def current_stream(device: _DeviceLike = None) -> Stream:

@@ -3,6 +3,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <memory>
 #include <mutex>
 
 #include "core/address_space.h"
@@ -86,26 +87,31 @@ c10::DataPtr TpuAllocator::allocate_on(size_t nbytes, int device_index) {
   auto& runtime = Runtime::get();
   (void)runtime.device(device_index);  // validates the index
   const int64_t limit = runtime.memory_limit(device_index);
-  {
-    std::lock_guard<std::mutex> lock(stats_mutex());
-    auto& c = counters()[device_index];
-    const int64_t allocated = c.allocated_bytes[kAggregate].current;
-    if (allocated + static_cast<int64_t>(nbytes) > limit) c.num_ooms++;
-    TORCH_CHECK_WITH(OutOfMemoryError, allocated + static_cast<int64_t>(nbytes) <= limit,
-                     "tpu out of memory. Tried to allocate ",
+  // The limit check and the accounting are one step under one lock: checked
+  // and accounted separately, threads allocating at once could each pass the
+  // check and together exceed the limit.
+  std::lock_guard<std::mutex> lock(stats_mutex());
+  auto& c = counters()[device_index];
+  const int64_t allocated = c.allocated_bytes[kAggregate].current;
+  if (allocated + static_cast<int64_t>(nbytes) > limit) {
+    c.num_ooms++;
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "tpu out of memory. Tried to allocate ",
                      format_bytes(static_cast<int64_t>(nbytes)), " (tpu ", device_index, "; ",
                      format_bytes(limit), " total capacity; ", format_bytes(allocated),
                      " already allocated)");
   }
   const uintptr_t address = AddressSpace::instance().allocate(nbytes);
-  auto* storage = new DeviceStorage(nbytes, device_index);
-  storage->set_address(address);
-  {
-    std::lock_guard<std::mutex> lock(stats_mutex());
-    account(counters()[device_index], nbytes, true);
-    live()[address] = storage;
+  std::unique_ptr<DeviceStorage> storage;
+  try {
+    storage = std::make_unique<DeviceStorage>(nbytes, device_index);
+    storage->set_address(address);
+    live()[address] = storage.get();
+  } catch (...) {
+    AddressSpace::instance().release(address);
+    throw;
   }
-  return c10::DataPtr(reinterpret_cast<void*>(address), storage, &release, device);
+  account(c, nbytes, true);
+  return c10::DataPtr(reinterpret_cast<void*>(address), storage.release(), &release, device);
 }
 
 DeviceStorage* TpuAllocator::find(const void* address) const {

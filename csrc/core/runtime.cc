@@ -3,10 +3,13 @@
 #include <c10/util/Exception.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 
+#include "pjrt/error_report.h"
 #include "pjrt/fork_guard.h"
 #include "pjrt/plugin_discovery.h"
 
@@ -16,6 +19,21 @@ std::vector<std::string>& package_roots() {
   static std::vector<std::string> roots;
   return roots;
 }
+
+// TORCH_TPU_MEMORY_LIMIT_BYTES caps every device's memory (read once, at
+// start-up), so that running out of device memory can be tested with small
+// tensors. 0 when unset.
+int64_t memory_limit_override() {
+  const char* env = std::getenv("TORCH_TPU_MEMORY_LIMIT_BYTES");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(env, &end, 10);
+  TORCH_CHECK_VALUE(errno == 0 && *end == '\0' && value > 0,
+                    "TORCH_TPU_MEMORY_LIMIT_BYTES must be a positive integer, got '", env, "'");
+  return static_cast<int64_t>(value);
+}
+
 std::once_flag init_flag;
 Runtime* instance = nullptr;
 std::atomic<int> device_count_at_init{0};
@@ -46,6 +64,9 @@ Runtime& Runtime::get() {
 }
 
 Runtime::Runtime() {
+  // Failures PJRT cannot throw (destroying an object, a callback on a plugin
+  // thread) become PyTorch warnings instead of lines on stderr.
+  pjrt::set_error_reporter([](const std::string& message) { TORCH_WARN("tpu: ", message); });
   try {
     pjrt::PluginChoice choice = pjrt::discover_plugin(package_roots());
     plugin_path_ = choice.path;
@@ -53,6 +74,7 @@ Runtime::Runtime() {
     // XLA logs INFO lines to stderr before its logging is initialized; keep
     // a user's terminal quiet unless they chose a level themselves.
     ::setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
+    const int64_t cap = memory_limit_override();
     auto api = pjrt::Api::load(choice.path);
     std::map<std::string, int64_t> options;
     if (choice.path.find("cpu") != std::string::npos) {
@@ -71,9 +93,10 @@ Runtime::Runtime() {
       pjrt::MemoryStats stats;
       const bool known = client_->memory_stats(device, &stats) && stats.bytes_limit > 0;
       // The CPU plugin keeps device buffers in host memory.
-      memory_limits_.push_back(known ? stats.bytes_limit
-                                     : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) *
-                                           ::sysconf(_SC_PAGESIZE));
+      const int64_t limit =
+          known ? stats.bytes_limit
+                : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+      memory_limits_.push_back(cap > 0 ? std::min(cap, limit) : limit);
     }
   } catch (const pjrt::Error& e) {
     TORCH_CHECK(false, "tpu: cannot initialize the PJRT runtime: ", e.what());

@@ -3,17 +3,20 @@
 // Every launch on a device goes to PJRT's single in-order queue for it, so
 // streams are ordering labels: all streams of a device are executed in launch
 // order, which satisfies every ordering PyTorch's stream semantics promise.
-// An event records the device's in-flight work at record() time.
+// An event records the device's in-flight work at record() time; a timing
+// event (enable_timing=True) also watches when that work finishes on the
+// device, which is its timestamp for elapsedTime().
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
+#include <memory>
 
 #include "core/current_device.h"
 #include "core/runtime.h"
 #include "exec/async_errors.h"
+#include "exec/completion_time.h"
 #include "exec/launcher.h"
 
 namespace torch_tpu {
@@ -23,9 +26,12 @@ constexpr c10::DeviceType kTpu = c10::DeviceType::PrivateUse1;
 
 struct EventState {
   WorkMarker marker;
-  std::chrono::steady_clock::time_point recorded;
-  bool was_recorded = false;
+  std::unique_ptr<CompletionTime> completion;  // timing events only
 };
+
+// PyTorch creates a timing event with BACKEND_DEFAULT and any other with
+// PYTORCH_DEFAULT (torch.Event and c10::Event alike).
+bool is_timing(c10::EventFlag flag) { return flag == c10::EventFlag::BACKEND_DEFAULT; }
 
 thread_local c10::StreamId current_stream_id = 0;
 std::atomic<c10::StreamId> next_stream_id{1};
@@ -83,30 +89,46 @@ struct TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "Event device index ",
                 device_index, " does not match recording stream's device index ",
                 stream.device_index(), ".");
-    if (*event == nullptr) *event = new EventState();
-    auto* state = static_cast<EventState*>(*event);
+    auto state = std::make_unique<EventState>();
     state->marker = mark_device_work(stream.device_index());
-    state->recorded = std::chrono::steady_clock::now();
-    state->was_recorded = true;
+    if (is_timing(flag)) state->completion = std::make_unique<CompletionTime>(state->marker);
+    // Re-recording replaces what the event captured, only once nothing threw.
+    delete static_cast<EventState*>(*event);
+    *event = state.release();
   }
   void block(void* event, const c10::Stream& stream) const override {
     // Launch order already serializes streams; nothing to wait for.
   }
   bool queryEvent(void* event) const override {
     if (event == nullptr) return true;
-    return static_cast<EventState*>(event)->marker.is_done();
+    auto* state = static_cast<EventState*>(event);
+    if (!state->marker.is_done()) return false;
+    // The work is done; its on-ready callbacks run right after it, so the
+    // time of a timing event is known at once (waiting closes the window in
+    // which a completed event would not yet have a time).
+    if (state->completion) state->completion->wait();
+    return true;
   }
   void synchronizeEvent(void* event) const override {
     if (event == nullptr) return;
-    static_cast<EventState*>(event)->marker.wait();
+    auto* state = static_cast<EventState*>(event);
+    state->marker.wait();
+    if (state->completion) state->completion->wait();
   }
+  // c10::Event has checked that both events are timing events, recorded and
+  // complete (CUDA's messages and exception classes) before this is called.
   double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
-    TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
+    TORCH_CHECK_VALUE(start && end,
+                      "Both events must be recorded before calculating elapsed time.");
     auto* a = static_cast<EventState*>(start);
     auto* b = static_cast<EventState*>(end);
-    a->marker.wait();
-    b->marker.wait();
-    return std::chrono::duration<double, std::milli>(b->recorded - a->recorded).count();
+    TORCH_CHECK_VALUE(a->completion && b->completion,
+                      "Both events must be created with argument 'enable_timing=True'.");
+    // Completed events' times are known, or about to be (the last on-ready
+    // callback may still be running).
+    const auto from = a->completion->wait();
+    const auto to = b->completion->wait();
+    return std::chrono::duration<double, std::milli>(to - from).count();
   }
   bool queryStream(const c10::Stream& stream) const override {
     return device_idle(stream.device_index());

@@ -5,15 +5,18 @@
 // text; the text is only built (by `build_text`) on a miss. Keys may hold
 // raw bytes (they are built on every launch, so they are not formatted as
 // text); `label` is what errors and TORCH_TPU_DUMP_HLO print instead.
+//
+// Compiles are single-flight per key (see SingleFlightMap): threads missing
+// on the same key at once compile it once, and a failed compile is raised in
+// each of them without poisoning the key.
 #pragma once
 
 #include <c10/util/FunctionRef.h>
 
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
+#include "exec/single_flight_map.h"
 #include "pjrt/executable.h"
 
 namespace torch_tpu {
@@ -25,12 +28,12 @@ class ExecutableCache {
   pjrt::ExecutablePtr get_or_compile(const std::string& key,
                                      c10::function_ref<std::string()> build_text,
                                      std::string_view label = {});
-  size_t size() const;
-  void clear();
+  // Compiled executables held (compiles in progress are not counted).
+  size_t size() const { return entries_.size(); }
+  void clear() { entries_.clear(); }
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, pjrt::ExecutablePtr> entries_;
+  SingleFlightMap<pjrt::ExecutablePtr> entries_;
 };
 
 }  // namespace torch_tpu

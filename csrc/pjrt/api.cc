@@ -47,7 +47,13 @@ std::shared_ptr<Api> Api::load(const std::string& path) {
     throw Error(static_cast<int>(ErrorCode::kNotFound),
                 "PJRT plugin " + path + " does not export GetPjrtApi");
   }
-  const PJRT_Api* raw = get_api();
+  auto api = from_table(get_api(), path);
+  watch_for_fork();
+  loaded.emplace(path, api);
+  return api;
+}
+
+std::shared_ptr<Api> Api::from_table(const PJRT_Api* raw, const std::string& path) {
   if (raw == nullptr || raw->struct_size < offsetof(PJRT_Api, PJRT_Error_GetCode) + sizeof(void*)) {
     throw Error(static_cast<int>(ErrorCode::kFailedPrecondition),
                 "PJRT plugin " + path + " returned an invalid PJRT_Api table");
@@ -67,8 +73,6 @@ std::shared_ptr<Api> Api::load(const std::string& path) {
     PaddedArgs<PJRT_Plugin_Initialize_Args> args;
     api->check(raw->PJRT_Plugin_Initialize(args.get()), "PJRT_Plugin_Initialize");
   }
-  watch_for_fork();
-  loaded.emplace(path, api);
   return api;
 }
 

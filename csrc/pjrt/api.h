@@ -22,6 +22,10 @@ class Api {
   // Loads the plugin at `path` (once per path per process) and validates its
   // API version. Throws Error on failure.
   static std::shared_ptr<Api> load(const std::string& path);
+  // Wraps a function table obtained otherwise (a test's fake plugin), with
+  // the same validation and one-time initialization as load(); `name`
+  // stands for the path in messages.
+  static std::shared_ptr<Api> from_table(const PJRT_Api* table, const std::string& name);
 
   const PJRT_Api* raw() const { return api_; }
   const std::string& path() const { return path_; }

@@ -8,17 +8,17 @@
 #include "pjrt/api.h"
 #include "pjrt/element_type.h"
 #include "pjrt/event.h"
+#include "pjrt/owned.h"
 
 namespace torch_tpu::pjrt {
 
 class Buffer {
  public:
-  Buffer(std::shared_ptr<const Api> api, PJRT_Buffer* buffer);
-  ~Buffer();
+  explicit Buffer(Owned<PJRT_Buffer> buffer) : buffer_(std::move(buffer)) {}
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  PJRT_Buffer* raw() const { return buffer_; }
+  PJRT_Buffer* raw() const { return buffer_.get(); }
   BufferType element_type() const;
   std::vector<int64_t> dims() const;
   int64_t element_count() const;
@@ -30,8 +30,8 @@ class Buffer {
   EventPtr ready_event() const;
 
  private:
-  std::shared_ptr<const Api> api_;
-  PJRT_Buffer* buffer_;
+  const Api& api() const { return buffer_.api(); }
+  Owned<PJRT_Buffer> buffer_;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

@@ -28,56 +28,48 @@ std::shared_ptr<Client> Client::create(std::shared_ptr<const Api> api,
   args->create_options = options.empty() ? nullptr : options.data();
   args->num_options = options.size();
   TPU_PJRT_CALL(*api, PJRT_Client_Create, args.get());
-  return std::shared_ptr<Client>(new Client(std::move(api), args->client));
+  Owned<PJRT_Client> client(std::move(api), args->client);
+  return std::shared_ptr<Client>(new Client(std::move(client)));
 }
 
-Client::Client(std::shared_ptr<const Api> api, PJRT_Client* client)
-    : api_(std::move(api)), client_(client) {
+Client::Client(Owned<PJRT_Client> client) : client_(std::move(client)) {
   PaddedArgs<PJRT_Client_PlatformName_Args> name;
-  name->client = client_;
-  TPU_PJRT_CALL(*api_, PJRT_Client_PlatformName, name.get());
+  name->client = client_.get();
+  TPU_PJRT_CALL(api(), PJRT_Client_PlatformName, name.get());
   platform_name_.assign(name->platform_name, name->platform_name_size);
 
   PaddedArgs<PJRT_Client_PlatformVersion_Args> version;
-  version->client = client_;
-  TPU_PJRT_CALL(*api_, PJRT_Client_PlatformVersion, version.get());
+  version->client = client_.get();
+  TPU_PJRT_CALL(api(), PJRT_Client_PlatformVersion, version.get());
   platform_version_.assign(version->platform_version, version->platform_version_size);
 
   PaddedArgs<PJRT_Client_AddressableDevices_Args> devs;
-  devs->client = client_;
-  TPU_PJRT_CALL(*api_, PJRT_Client_AddressableDevices, devs.get());
+  devs->client = client_.get();
+  TPU_PJRT_CALL(api(), PJRT_Client_AddressableDevices, devs.get());
   for (size_t i = 0; i < devs->num_addressable_devices; ++i) {
     DeviceInfo info;
     info.raw = devs->addressable_devices[i];
 
     PaddedArgs<PJRT_Device_GetDescription_Args> desc;
     desc->device = info.raw;
-    TPU_PJRT_CALL(*api_, PJRT_Device_GetDescription, desc.get());
+    TPU_PJRT_CALL(api(), PJRT_Device_GetDescription, desc.get());
 
     PaddedArgs<PJRT_DeviceDescription_Id_Args> id;
     id->device_description = desc->device_description;
-    TPU_PJRT_CALL(*api_, PJRT_DeviceDescription_Id, id.get());
+    TPU_PJRT_CALL(api(), PJRT_DeviceDescription_Id, id.get());
     info.id = id->id;
 
     PaddedArgs<PJRT_DeviceDescription_Kind_Args> kind;
     kind->device_description = desc->device_description;
-    TPU_PJRT_CALL(*api_, PJRT_DeviceDescription_Kind, kind.get());
+    TPU_PJRT_CALL(api(), PJRT_DeviceDescription_Kind, kind.get());
     info.kind.assign(kind->device_kind, kind->device_kind_size);
 
     PaddedArgs<PJRT_Device_LocalHardwareId_Args> hw;
     hw->device = info.raw;
-    TPU_PJRT_CALL(*api_, PJRT_Device_LocalHardwareId, hw.get());
+    TPU_PJRT_CALL(api(), PJRT_Device_LocalHardwareId, hw.get());
     info.local_hardware_id = hw->local_hardware_id;
     devices_.push_back(info);
   }
-}
-
-Client::~Client() {
-  if (in_forked_child()) return;  // see fork_guard.h
-  PaddedArgs<PJRT_Client_Destroy_Args> args;
-  args->client = client_;
-  PJRT_Error* error = api_->raw()->PJRT_Client_Destroy(args.get());
-  if (error != nullptr) (void)api_->to_exception(error, "PJRT_Client_Destroy");
 }
 
 ExecutablePtr Client::compile(const std::string& mlir, const std::string& compile_options) const {
@@ -89,28 +81,30 @@ ExecutablePtr Client::compile(const std::string& mlir, const std::string& compil
   program->format_size = sizeof(kFormat) - 1;
 
   PaddedArgs<PJRT_Client_Compile_Args> args;
-  args->client = client_;
+  args->client = client_.get();
   args->program = program.get();
   args->compile_options = compile_options.data();
   args->compile_options_size = compile_options.size();
-  TPU_PJRT_CALL(*api_, PJRT_Client_Compile, args.get());
-  return std::make_shared<LoadedExecutable>(api_, args->executable);
+  TPU_PJRT_CALL(api(), PJRT_Client_Compile, args.get());
+  Owned<PJRT_LoadedExecutable> executable(client_.api_ptr(), args->executable);
+  return std::make_shared<LoadedExecutable>(std::move(executable));
 }
 
 ExecutablePtr Client::deserialize(const std::string& bytes) const {
   PaddedArgs<PJRT_Executable_DeserializeAndLoad_Args> args;
-  args->client = client_;
+  args->client = client_.get();
   args->serialized_executable = bytes.data();
   args->serialized_executable_size = bytes.size();
-  TPU_PJRT_CALL(*api_, PJRT_Executable_DeserializeAndLoad, args.get());
-  return std::make_shared<LoadedExecutable>(api_, args->loaded_executable);
+  TPU_PJRT_CALL(api(), PJRT_Executable_DeserializeAndLoad, args.get());
+  Owned<PJRT_LoadedExecutable> executable(client_.api_ptr(), args->loaded_executable);
+  return std::make_shared<LoadedExecutable>(std::move(executable));
 }
 
 HostToDevice Client::buffer_from_host(const void* data, BufferType type,
                                       const std::vector<int64_t>& dims, const DeviceInfo& device,
                                       HostSemantics semantics) const {
   PaddedArgs<PJRT_Client_BufferFromHostBuffer_Args> args;
-  args->client = client_;
+  args->client = client_.get();
   args->data = data;
   args->type = type;
   args->dims = dims.data();
@@ -119,26 +113,26 @@ HostToDevice Client::buffer_from_host(const void* data, BufferType type,
                                     ? PJRT_HostBufferSemantics_kImmutableOnlyDuringCall
                                     : PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
   args->device = device.raw;
-  TPU_PJRT_CALL(*api_, PJRT_Client_BufferFromHostBuffer, args.get());
+  TPU_PJRT_CALL(api(), PJRT_Client_BufferFromHostBuffer, args.get());
+  Owned<PJRT_Buffer> buffer(client_.api_ptr(), args->buffer);
+  Owned<PJRT_Event> done(client_.api_ptr(), args->done_with_host_buffer);
   HostToDevice result;
-  result.buffer = std::make_shared<Buffer>(api_, args->buffer);
-  if (args->done_with_host_buffer != nullptr) {
-    result.done_with_host = std::make_shared<Event>(api_, args->done_with_host_buffer);
-  }
+  result.buffer = std::make_shared<Buffer>(std::move(buffer));
+  if (done) result.done_with_host = std::make_shared<Event>(std::move(done));
   return result;
 }
 
 bool Client::memory_stats(const DeviceInfo& device, MemoryStats* stats) const {
-  if (!api_->has(offsetof(PJRT_Api, PJRT_Device_MemoryStats)) ||
-      api_->raw()->PJRT_Device_MemoryStats == nullptr) {
+  if (!api().has(offsetof(PJRT_Api, PJRT_Device_MemoryStats)) ||
+      api().raw()->PJRT_Device_MemoryStats == nullptr) {
     return false;
   }
   PaddedArgs<PJRT_Device_MemoryStats_Args> args;
   args->device = device.raw;
-  PJRT_Error* error = api_->raw()->PJRT_Device_MemoryStats(args.get());
+  PJRT_Error* error = api().raw()->PJRT_Device_MemoryStats(args.get());
   if (error != nullptr) {
     // The CPU plugin answers "unimplemented"; that is not a failure.
-    (void)api_->to_exception(error, "PJRT_Device_MemoryStats");
+    (void)api().to_exception(error, "PJRT_Device_MemoryStats");
     return false;
   }
   stats->bytes_in_use = args->bytes_in_use;

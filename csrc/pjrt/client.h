@@ -10,6 +10,7 @@
 #include "pjrt/api.h"
 #include "pjrt/buffer.h"
 #include "pjrt/executable.h"
+#include "pjrt/owned.h"
 
 namespace torch_tpu::pjrt {
 
@@ -43,12 +44,11 @@ class Client {
   // passed as PJRT named values; the plugin rejects names it does not know.
   static std::shared_ptr<Client> create(std::shared_ptr<const Api> api,
                                         const std::map<std::string, int64_t>& int_options);
-  ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  const Api& api() const { return *api_; }
-  std::shared_ptr<const Api> api_ptr() const { return api_; }
+  const Api& api() const { return client_.api(); }
+  std::shared_ptr<const Api> api_ptr() const { return client_.api_ptr(); }
   const std::string& platform_name() const { return platform_name_; }
   const std::string& platform_version() const { return platform_version_; }
   const std::vector<DeviceInfo>& devices() const { return devices_; }
@@ -64,9 +64,9 @@ class Client {
   bool memory_stats(const DeviceInfo& device, MemoryStats* stats) const;
 
  private:
-  Client(std::shared_ptr<const Api> api, PJRT_Client* client);
-  std::shared_ptr<const Api> api_;
-  PJRT_Client* client_;
+  // Takes ownership first, so a failing query below destroys the client.
+  explicit Client(Owned<PJRT_Client> client);
+  Owned<PJRT_Client> client_;
   std::string platform_name_;
   std::string platform_version_;
   std::vector<DeviceInfo> devices_;

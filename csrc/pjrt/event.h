@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "pjrt/api.h"
+#include "pjrt/owned.h"
 
 namespace torch_tpu::pjrt {
 
 class Event {
  public:
-  Event(std::shared_ptr<const Api> api, PJRT_Event* event);
-  ~Event();
+  explicit Event(Owned<PJRT_Event> event) : event_(std::move(event)) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
@@ -23,8 +23,8 @@ class Event {
   void on_ready(std::function<void(const std::string& error)> callback) const;
 
  private:
-  std::shared_ptr<const Api> api_;
-  PJRT_Event* event_;
+  const Api& api() const { return event_.api(); }
+  Owned<PJRT_Event> event_;
 };
 
 using EventPtr = std::shared_ptr<Event>;

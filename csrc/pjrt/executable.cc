@@ -4,43 +4,34 @@
 
 namespace torch_tpu::pjrt {
 
-LoadedExecutable::LoadedExecutable(std::shared_ptr<const Api> api,
-                                   PJRT_LoadedExecutable* executable)
-    : api_(std::move(api)), executable_(executable) {
+LoadedExecutable::LoadedExecutable(Owned<PJRT_LoadedExecutable> executable)
+    : executable_(std::move(executable)) {
   PaddedArgs<PJRT_LoadedExecutable_GetExecutable_Args> get;
-  get->loaded_executable = executable_;
-  TPU_PJRT_CALL(*api_, PJRT_LoadedExecutable_GetExecutable, get.get());
-  unloaded_ = get->executable;
+  get->loaded_executable = executable_.get();
+  TPU_PJRT_CALL(api(), PJRT_LoadedExecutable_GetExecutable, get.get());
+  unloaded_ = Owned<PJRT_Executable>(executable_.api_ptr(), get->executable);
   PaddedArgs<PJRT_Executable_NumOutputs_Args> outputs;
-  outputs->executable = unloaded_;
-  TPU_PJRT_CALL(*api_, PJRT_Executable_NumOutputs, outputs.get());
+  outputs->executable = unloaded_.get();
+  TPU_PJRT_CALL(api(), PJRT_Executable_NumOutputs, outputs.get());
   num_outputs_ = outputs->num_outputs;
-}
-
-LoadedExecutable::~LoadedExecutable() {
-  if (in_forked_child()) return;  // see fork_guard.h
-  if (unloaded_ != nullptr) {
-    PaddedArgs<PJRT_Executable_Destroy_Args> args;
-    args->executable = unloaded_;
-    PJRT_Error* error = api_->raw()->PJRT_Executable_Destroy(args.get());
-    if (error != nullptr) (void)api_->to_exception(error, "destroy");
-  }
-  PaddedArgs<PJRT_LoadedExecutable_Destroy_Args> args;
-  args->executable = executable_;
-  PJRT_Error* error = api_->raw()->PJRT_LoadedExecutable_Destroy(args.get());
-  if (error != nullptr) (void)api_->to_exception(error, "destroy");
 }
 
 ExecuteResult LoadedExecutable::execute(PJRT_Buffer* const* args, size_t num_args,
                                         PJRT_Device* device) const {
   PaddedArgs<PJRT_ExecuteOptions> options;
   std::vector<PJRT_Buffer*> outputs(num_outputs_, nullptr);
+  // Allocated before the launch, so that taking ownership of what it
+  // returns cannot fail half-way.
+  std::vector<Owned<PJRT_Buffer>> owned;
+  owned.reserve(num_outputs_);
+  ExecuteResult result;
+  result.outputs.reserve(num_outputs_);
   PJRT_Buffer* const* arg_list = args;
   PJRT_Buffer** output_list = outputs.data();
   PJRT_Event* done = nullptr;
 
   PaddedArgs<PJRT_LoadedExecutable_Execute_Args> exec;
-  exec->executable = executable_;
+  exec->executable = executable_.get();
   exec->options = options.get();
   exec->argument_lists = &arg_list;
   exec->num_devices = 1;
@@ -48,26 +39,29 @@ ExecuteResult LoadedExecutable::execute(PJRT_Buffer* const* args, size_t num_arg
   exec->output_lists = &output_list;
   exec->device_complete_events = &done;
   exec->execute_device = device;
-  TPU_PJRT_CALL(*api_, PJRT_LoadedExecutable_Execute, exec.get());
+  TPU_PJRT_CALL(api(), PJRT_LoadedExecutable_Execute, exec.get());
 
-  ExecuteResult result;
-  result.outputs.reserve(outputs.size());
-  for (PJRT_Buffer* out : outputs) {
-    result.outputs.push_back(std::make_shared<Buffer>(api_, out));
-  }
-  if (done != nullptr) result.done = std::make_shared<Event>(api_, done);
+  Owned<PJRT_Event> owned_done(executable_.api_ptr(), done);
+  for (PJRT_Buffer* out : outputs) owned.emplace_back(executable_.api_ptr(), out);
+  for (auto& out : owned) result.outputs.push_back(std::make_shared<Buffer>(std::move(out)));
+  if (owned_done) result.done = std::make_shared<Event>(std::move(owned_done));
   return result;
 }
 
 std::string LoadedExecutable::serialize() const {
   PaddedArgs<PJRT_Executable_Serialize_Args> args;
-  args->executable = unloaded_;
-  TPU_PJRT_CALL(*api_, PJRT_Executable_Serialize, args.get());
-  std::string bytes(args->serialized_bytes, args->serialized_bytes_size);
-  if (args->serialized_executable_deleter != nullptr) {
-    args->serialized_executable_deleter(args->serialized_executable);
-  }
-  return bytes;
+  args->executable = unloaded_.get();
+  TPU_PJRT_CALL(api(), PJRT_Executable_Serialize, args.get());
+  // The plugin's bytes are freed even when copying them throws.
+  struct FreeSerialized {
+    PJRT_Executable_Serialize_Args* args;
+    ~FreeSerialized() {
+      if (args->serialized_executable_deleter != nullptr) {
+        args->serialized_executable_deleter(args->serialized_executable);
+      }
+    }
+  } free_serialized{args.get()};
+  return std::string(args->serialized_bytes, args->serialized_bytes_size);
 }
 
 }  // namespace torch_tpu::pjrt

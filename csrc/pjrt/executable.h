@@ -8,6 +8,7 @@
 #include "pjrt/api.h"
 #include "pjrt/buffer.h"
 #include "pjrt/event.h"
+#include "pjrt/owned.h"
 
 namespace torch_tpu::pjrt {
 
@@ -18,8 +19,8 @@ struct ExecuteResult {
 
 class LoadedExecutable {
  public:
-  LoadedExecutable(std::shared_ptr<const Api> api, PJRT_LoadedExecutable* executable);
-  ~LoadedExecutable();
+  // Takes ownership first, so a failing query below destroys the executable.
+  explicit LoadedExecutable(Owned<PJRT_LoadedExecutable> executable);
   LoadedExecutable(const LoadedExecutable&) = delete;
   LoadedExecutable& operator=(const LoadedExecutable&) = delete;
 
@@ -35,9 +36,10 @@ class LoadedExecutable {
   std::string serialize() const;
 
  private:
-  std::shared_ptr<const Api> api_;
-  PJRT_LoadedExecutable* executable_;
-  PJRT_Executable* unloaded_ = nullptr;
+  const Api& api() const { return executable_.api(); }
+  // Destroyed in reverse order: the unloaded view before the executable.
+  Owned<PJRT_LoadedExecutable> executable_;
+  Owned<PJRT_Executable> unloaded_;
   size_t num_outputs_ = 0;
 };
 

@@ -1,0 +1,128 @@
+// SingleFlightMap (behind the executable cache): concurrent misses on one key
+// make the value once; a failed make reaches every waiter and does not poison
+// the key.
+#include "exec/single_flight_map.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace torch_tpu {
+namespace {
+
+using Map = SingleFlightMap<std::shared_ptr<int>>;
+
+// Runs `body(i)` on `n` threads that start together.
+template <typename Body>
+void run_threads(int n, Body body) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      ready++;
+      while (ready.load() < n) std::this_thread::yield();
+      body(i);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(SingleFlightMap, ConcurrentMissesMakeEachKeyOnce) {
+  Map map;
+  std::atomic<int> makes{0};
+  constexpr int kThreads = 8;
+  constexpr int kKeys = 5;
+  std::vector<std::vector<int*>> seen(kThreads);
+  run_threads(kThreads, [&](int t) {
+    for (int k = 0; k < kKeys; ++k) {
+      auto v = map.get_or_make("key" + std::to_string(k), [&] {
+        makes++;
+        // Long enough that the other threads arrive while this one makes.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return std::make_shared<int>(k);
+      });
+      EXPECT_EQ(*v, k);
+      seen[t].push_back(v.get());
+    }
+  });
+  EXPECT_EQ(makes.load(), kKeys);
+  EXPECT_EQ(map.size(), size_t(kKeys));
+  for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[t], seen[0]);  // one value per key
+}
+
+TEST(SingleFlightMap, OtherKeysAreNotBlockedByAMakeInProgress) {
+  Map map;
+  std::atomic<bool> release{false};
+  std::thread slow([&] {
+    map.get_or_make("slow", [&] {
+      while (!release.load()) std::this_thread::yield();
+      return std::make_shared<int>(1);
+    });
+  });
+  // Finishes while "slow" is still being made.
+  EXPECT_EQ(*map.get_or_make("fast", [] { return std::make_shared<int>(2); }), 2);
+  release = true;
+  slow.join();
+  EXPECT_EQ(map.size(), 2u);
+}
+
+TEST(SingleFlightMap, FailureReachesEveryWaiterAndIsNotCached) {
+  Map map;
+  std::atomic<int> makes{0};
+  std::atomic<int> failures{0};
+  constexpr int kThreads = 6;
+  run_threads(kThreads, [&](int) {
+    try {
+      map.get_or_make("bad", [&]() -> std::shared_ptr<int> {
+        makes++;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        throw std::runtime_error("make failed");
+      });
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "make failed");
+      failures++;
+    }
+  });
+  // Threads that arrived after the failure made (and failed) again: never
+  // more makes than failures, and every thread saw the error.
+  EXPECT_EQ(failures.load(), kThreads);
+  EXPECT_GE(makes.load(), 1);
+  EXPECT_LT(makes.load(), kThreads);
+  EXPECT_EQ(map.size(), 0u);
+  // The key is not poisoned: the next call makes it.
+  Map::Outcome outcome{};
+  EXPECT_EQ(*map.get_or_make("bad", [] { return std::make_shared<int>(7); }, &outcome), 7);
+  EXPECT_EQ(outcome, Map::Outcome::kMade);
+  map.get_or_make("bad", [] { return std::make_shared<int>(8); }, &outcome);
+  EXPECT_EQ(outcome, Map::Outcome::kFound);
+}
+
+TEST(SingleFlightMap, ClearDuringAMakeStillAnswersItsCaller) {
+  Map map;
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  std::shared_ptr<int> got;
+  std::thread maker([&] {
+    got = map.get_or_make("k", [&] {
+      started = true;
+      while (!release.load()) std::this_thread::yield();
+      return std::make_shared<int>(3);
+    });
+  });
+  while (!started.load()) std::this_thread::yield();
+  map.clear();
+  release = true;
+  maker.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, 3);
+  EXPECT_EQ(map.size(), 0u);  // the cleared map kept nothing from the old make
+}
+
+}  // namespace
+}  // namespace torch_tpu
