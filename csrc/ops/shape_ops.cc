@@ -1,10 +1,11 @@
-// Ordering (sort, topk), scans (cumsum, cumprod) and structural ops (flip,
-// roll, tril, triu), each one lowered program.
+// Ordering (sort, topk), scans (cumsum, cumprod, cummax, cummin) and
+// structural ops (flip, roll, tril, triu), each one lowered program.
 #include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
+#include "hlo/reduce_identity.h"
 #include "ops/program_key.h"
 #include "ops/shape_kernels.h"
 #include "ops/tensor_program.h"
@@ -56,6 +57,57 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
     return std::vector<Value>{b.convert(scan(b, b.convert(in[0], acc), dim, body, init), t)};
   });
   return out;
+}
+
+// cummax/cummin along `dim` into the (already sized) values and indices.
+// CPU's rule: an element replaces the running extreme if it is NaN, or if
+// the running value is not NaN and the element is >= it (<= for cummin); so
+// ties and NaNs take the latest index, and the value is that element's
+// (-0.0 after 0.0 included).
+//
+// The scan takes log2(n) steps, each combining every position with the
+// summary `span` places before it (Hillis-Steele). It is not a variadic
+// reduce_window: XLA's rewrite of long cumulative windows into a tree breaks
+// on (value, index) pairs (a compile error on one CPU plugin, std::bad_alloc
+// on another). Values are compared in the input's own type: comparisons are
+// exact in any precision.
+void cumulative_extreme(const char* op, bool is_max, const at::Tensor& self, at::Tensor& values,
+                        at::Tensor& indices, int64_t dim) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(!self.is_complex(), op, "(): does not support complex input");
+  at::native::resize_output(values, self.sizes());
+  at::native::resize_output(indices, self.sizes());
+  if (self.numel() == 0) return;
+  TensorProgram program(op, program_key(op, dim));
+  program.input(self);
+  program.output(values);
+  program.output(indices);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value v = in[0];
+    if (v.type.dims.empty()) return std::vector<Value>{v, b.constant_int(ElementType::kS64, 0)};
+    const std::vector<int64_t> dims = v.type.dims;
+    Value i = b.iota({ElementType::kS64, dims}, dim);
+    // Padding never wins: the lowest (highest) value at index -1.
+    Value v_pad = hlo::reduce_identity(b, is_max ? "maximum" : "minimum", v.type.element);
+    Value i_pad = b.constant_int(ElementType::kS64, -1);
+    const bool fp = hlo::is_float(v.type.element);
+    std::vector<int64_t> low(dims.size(), 0), high(dims.size(), 0);
+    for (int64_t span = 1; span < dims[dim]; span *= 2) {
+      low[dim] = span;
+      high[dim] = -span;
+      Value pv = b.pad(v, v_pad, low, high), pi = b.pad(i, i_pad, low, high);
+      // The earlier summary stays only if it is beyond the current one, or
+      // NaN where the current one is not (its index is always the smaller).
+      Value keep = b.compare(is_max ? Compare::kGT : Compare::kLT, pv, v);
+      if (fp) {
+        Value v_num = b.compare(Compare::kEQ, v, v);
+        keep = b.binary("or", keep, b.binary("and", b.compare(Compare::kNE, pv, pv), v_num));
+      }
+      v = b.select(keep, pv, v);
+      i = b.select(keep, pi, i);
+    }
+    return std::vector<Value>{v, i};
+  });
 }
 
 at::Tensor& triangle_out(const char* op, bool lower, const at::Tensor& self, int64_t diagonal,
@@ -136,6 +188,14 @@ at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::Sc
 at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
                         at::Tensor& out) {
   return scan_out("cumprod", "multiply", 1, self, dim, dtype, out);
+}
+
+void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  cumulative_extreme("cummax", true, self, values, indices, dim);
+}
+
+void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  cumulative_extreme("cummin", false, self, values, indices, dim);
 }
 
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
