@@ -278,7 +278,8 @@ def test_integer_elementwise(dtype):
     for fn in (torch.maximum, torch.minimum, torch.fmax, torch.fmin, torch.clamp_min):
         check(fn, x, y)
     check(torch.clamp, x, y, y + 1)
-    for fn in (torch.sign, torch.sgn, torch.relu, lambda t: t.clamp(1, 5), lambda t: t.clamp(min=2)):
+    for fn in (torch.sign, torch.sgn, torch.relu, lambda t: t.clamp(1, 5),
+               lambda t: t.clamp(min=2)):
         check(fn, x)
 
 
@@ -488,3 +489,31 @@ def test_subnormal_float64_survives_arithmetic():
 @pytest.mark.xfail(strict=True, reason=SUBNORMAL_FLUSH)
 def test_arithmetic_can_produce_subnormals():
     check(lambda t: t / 1000, torch.tensor([1e-38]))
+
+
+# ---------------------------------------------------------------------------
+# The same semantics on the newer CPU plugin (PJRT API 0.115): the lowering,
+# not a plugin default, carries them. (tests/cpp checks the builder's
+# max/min/reduce/scatter on both plugins.)
+# ---------------------------------------------------------------------------
+
+def test_reproducers_and_reductions_on_newer_plugin():
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import NEWER_CPU_PLUGIN
+
+    assert NEWER_CPU_PLUGIN is not None, "the newer PJRT CPU plugin is not installed"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TORCH_TPU_PJRT_PLUGIN=NEWER_CPU_PLUGIN)
+    env.pop("PYTEST_ADDOPTS", None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+           os.path.abspath(__file__),
+           "-k", "(reproducer or reduction or cummax) and not newer_plugin"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+    summary = [ln for ln in r.stdout.splitlines() if re.search(r"\d+ passed", ln)]
+    passed = int(re.search(r"(\d+) passed", summary[-1]).group(1)) if summary else 0
+    assert passed >= 120, r.stdout[-3000:]

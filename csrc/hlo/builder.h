@@ -23,9 +23,6 @@ struct Value {
 
 enum class Compare { kEQ, kNE, kLT, kLE, kGT, kGE };
 
-// Which of two equal keys an extreme-with-index reduction keeps.
-enum class Ties { kFirst, kLast };  // the smaller index, the larger index
-
 class Builder {
  public:
   Value parameter(const TensorType& type);
@@ -72,14 +69,6 @@ class Builder {
   // "maximum", ...) starting from scalar `init`. A "maximum"/"minimum" body
   // propagates NaN, as binary() does.
   Value reduce(Value x, Value init, const std::vector<int64_t>& dims, const char* body);
-
-  // Reduces the pairs (x, index) over `dims` to the maximum (is_max) or
-  // minimum of x and the index that came with it. NaN is beyond every
-  // number for both; equal values (and NaNs) keep the index `ties` says.
-  // `index` is s64 with x's shape. Returns {value, index}.
-  std::vector<Value> reduce_extreme_with_index(Value x, Value index,
-                                               const std::vector<int64_t>& dims, bool is_max,
-                                               Ties ties);
 
   // Contraction of a and b (batch dims first in the result, then a's free
   // dims, then b's), at full precision: PyTorch's default float32 matmul
@@ -158,11 +147,6 @@ class Builder {
                                ElementType result, const std::string& attributes = "");
   static std::string region_compare(const std::string& out, const std::string& a,
                                     const std::string& b, Compare direction, ElementType element);
-  // The region of reduce_extreme_with_index.
-  static std::string extreme_with_index_region(ElementType element, bool is_max, Ties ties);
-  // Its init values: the value never picked over an element, and an index
-  // that loses every tie.
-  std::vector<Value> extreme_with_index_init(ElementType element, bool is_max, Ties ties);
 
   std::vector<TensorType> params_;
   std::vector<bool> is_param_;

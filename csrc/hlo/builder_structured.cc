@@ -1,13 +1,9 @@
 // Builder ops with windows, regions or several results: reduce_window,
 // convolution, sort and the random bit generator. Kept apart from the plain
 // elementwise and shape ops in builder.cc.
-#include <algorithm>
-#include <cstdint>
-#include <limits>
 #include <string>
 
 #include "hlo/builder.h"
-#include "hlo/reduce_identity.h"
 
 namespace torch_tpu::hlo {
 namespace {
@@ -50,64 +46,6 @@ Value Builder::reduce_window(Value x, Value init, const std::vector<int64_t>& wi
       ", padding = " + padding_attr(padding) + "} : (" + type_list({x, init}) + ") -> " +
       result.str();
   return emit(line, result);
-}
-
-std::string Builder::extreme_with_index_region(ElementType element, bool is_max, Ties ties) {
-  const ElementType pred = ElementType::kPred, s64 = ElementType::kS64;
-  const std::string t = TensorType{element, {}}.str(), it = TensorType{s64, {}}.str();
-  auto logic = [&](const char* out, const char* op, const char* a, const char* b) {
-    return region_op(out, op, {{a, pred}, {b, pred}}, pred);
-  };
-  // (%a0, %a1) wins if its value is beyond %b0's, or equal with the index
-  // the tie rule prefers; for floats also if only it is NaN, or both are NaN
-  // and its index is preferred.
-  std::string lines =
-      region_compare("%beyond", "%a0", "%b0", is_max ? Compare::kGT : Compare::kLT, element) +
-      region_compare("%equal", "%a0", "%b0", Compare::kEQ, element) +
-      region_compare("%order", "%a1", "%b1", ties == Ties::kFirst ? Compare::kLT : Compare::kGT,
-                     s64) +
-      logic("%tie", "and", "%equal", "%order") + logic("%pick0", "or", "%beyond", "%tie");
-  std::string pick = "%pick0";
-  if (is_float(element)) {
-    lines += region_compare("%an", "%a0", "%a0", Compare::kNE, element) +
-             region_compare("%bn", "%b0", "%b0", Compare::kNE, element) +
-             region_op("%true", "constant", {}, pred,
-                       "value = dense<true> : " + TensorType{pred, {}}.str()) +
-             logic("%bnum", "xor", "%bn", "%true") + logic("%only_a", "and", "%an", "%bnum") +
-             logic("%both", "and", "%an", "%bn") + logic("%nan_tie", "and", "%both", "%order") +
-             logic("%pick1", "or", "%pick0", "%only_a") +
-             logic("%pick", "or", "%pick1", "%nan_tie");
-    pick = "%pick";
-  }
-  lines += region_op("%v", "select", {{pick, pred}, {"%a0", element}, {"%b0", element}}, element) +
-           region_op("%i", "select", {{pick, pred}, {"%a1", s64}, {"%b1", s64}}, s64);
-  return " ({\n    ^bb0(%a0: " + t + ", %a1: " + it + ", %b0: " + t + ", %b1: " + it + "):\n" +
-         lines + "      \"stablehlo.return\"(%v, %i) : (" + t + ", " + it + ") -> ()\n    })";
-}
-
-std::vector<Value> Builder::extreme_with_index_init(ElementType element, bool is_max, Ties ties) {
-  const int64_t losing_index = ties == Ties::kFirst ? std::numeric_limits<int64_t>::max() : -1;
-  return {reduce_identity(*this, is_max ? "maximum" : "minimum", element),
-          constant_int(ElementType::kS64, losing_index)};
-}
-
-std::vector<Value> Builder::reduce_extreme_with_index(Value x, Value index,
-                                                      const std::vector<int64_t>& dims, bool is_max,
-                                                      Ties ties) {
-  std::vector<Value> init = extreme_with_index_init(x.type.element, is_max, ties);
-  std::vector<int64_t> kept;
-  for (size_t i = 0; i < x.type.dims.size(); ++i) {
-    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) == dims.end()) {
-      kept.push_back(x.type.dims[i]);
-    }
-  }
-  const TensorType value_type{x.type.element, kept}, index_type{ElementType::kS64, kept};
-  const std::vector<Value> operands{x, index, init[0], init[1]};
-  std::string line = "\"stablehlo.reduce\"(" + operand_list(operands) + ")" +
-                     extreme_with_index_region(x.type.element, is_max, ties) +
-                     " {dimensions = " + i64_array(dims) + "} : (" + type_list(operands) +
-                     ") -> (" + value_type.str() + ", " + index_type.str() + ")";
-  return emit_multi(line, {value_type, index_type});
 }
 
 Value Builder::convolution(Value lhs, Value rhs, const ConvSpec& spec, const TensorType& result) {

@@ -34,11 +34,24 @@ std::vector<int64_t> kept_shape(const std::vector<int64_t>& shape,
   return out;
 }
 
-// max.dim/min.dim and argmax/argmin along `dim`: {value, index} of the first
-// max (or min), where NaN counts as the extreme, as in PyTorch.
+Value is_nan(Builder& b, Value x) { return b.compare(hlo::Compare::kNE, x, x); }
+
+// The first max (or min) along `dim` and its index, {value, index}; NaN
+// counts as the extreme, as in PyTorch. (Three plain reductions: one
+// variadic reduce over (value, index) pairs runs 5-10x slower on XLA's CPU
+// backend.)
 std::vector<Value> arg_extreme(Builder& b, Value x, int64_t dim, bool is_max) {
-  Value iota = b.iota({ElementType::kS64, x.type.dims}, dim);
-  return b.reduce_extreme_with_index(x, iota, {dim}, is_max, hlo::Ties::kFirst);
+  const auto& shape = x.type.dims;
+  Value m = reduce(b, x, {dim}, is_max ? "maximum" : "minimum");
+  Value mb = broadcast_to(b, b.reshape(m, kept_shape(shape, {dim})), shape);
+  Value hit = b.compare(hlo::Compare::kEQ, x, mb);
+  if (hlo::is_float(x.type.element)) {
+    hit = b.binary("or", hit, b.binary("and", is_nan(b, x), is_nan(b, mb)));
+  }
+  Value iota = b.iota({ElementType::kS64, shape}, dim);
+  Value big =
+      b.splat(b.constant_int(ElementType::kS64, std::numeric_limits<int64_t>::max()), shape);
+  return {m, reduce(b, b.select(hit, iota, big), {dim}, "minimum")};
 }
 
 struct Args {
