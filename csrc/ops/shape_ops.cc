@@ -26,8 +26,8 @@ std::pair<Value, Value> sort_along(Builder& b, Value x, int64_t dim, bool descen
   return {r[0], r[1]};
 }
 
-// Inclusive scan along `dim` with the binary op `body` from `init`.
-Value scan(Builder& b, Value x, int64_t dim, const char* body, double init) {
+// Inclusive scan along `dim` with the binary op `body` from scalar `init`.
+Value scan(Builder& b, Value x, int64_t dim, const char* body, Value init) {
   if (x.type.dims.empty()) return x;
   const size_t rank = x.type.dims.size();
   const int64_t n = x.type.dims[dim];
@@ -35,7 +35,7 @@ Value scan(Builder& b, Value x, int64_t dim, const char* body, double init) {
   window[dim] = n;
   std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
   padding[dim] = {n - 1, 0};
-  return b.reduce_window(x, b.constant(x.type.element, init), window, ones, ones, padding, body);
+  return b.reduce_window(x, init, window, ones, ones, padding, body);
 }
 
 at::Tensor& scan_out(const char* op, const char* body, double init, const at::Tensor& self,
@@ -54,23 +54,23 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   program.input(self);
   program.output(out);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    return std::vector<Value>{b.convert(scan(b, b.convert(in[0], acc), dim, body, init), t)};
+    Value x = b.convert(in[0], acc);
+    return std::vector<Value>{b.convert(scan(b, x, dim, body, b.constant(acc, init)), t)};
   });
   return out;
 }
 
-// cummax/cummin along `dim` into the (already sized) values and indices.
-// CPU's rule: an element replaces the running extreme if it is NaN, or if
-// the running value is not NaN and the element is >= it (<= for cummin); so
-// ties and NaNs take the latest index, and the value is that element's
-// (-0.0 after 0.0 included).
+// cummax/cummin along `dim` into `values` and `indices`. CPU's rule: an
+// element takes over from the running extreme if it is NaN or >= it (<= for
+// cummin; nothing is >= NaN), so ties and NaNs take the latest index, and the
+// value is that element (-0.0 after 0.0 included).
 //
-// The scan takes log2(n) steps, each combining every position with the
-// summary `span` places before it (Hillis-Steele). It is not a variadic
-// reduce_window: XLA's rewrite of long cumulative windows into a tree breaks
-// on (value, index) pairs (a compile error on one CPU plugin, std::bad_alloc
-// on another). Values are compared in the input's own type: comparisons are
-// exact in any precision.
+// Two single-operand scans, which XLA turns into trees for long dims: the
+// running extreme (NaN-propagating), then the latest index where an element
+// took over; the values are gathered at those indices. (One variadic scan
+// over (value, index) pairs breaks XLA's tree rewrite: a compile error on one
+// CPU plugin, std::bad_alloc on another.) Values compare in the input's own
+// type, exactly.
 void cumulative_extreme(const char* op, bool is_max, const at::Tensor& self, at::Tensor& values,
                         at::Tensor& indices, int64_t dim) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
@@ -83,30 +83,39 @@ void cumulative_extreme(const char* op, bool is_max, const at::Tensor& self, at:
   program.output(values);
   program.output(indices);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value v = in[0];
-    if (v.type.dims.empty()) return std::vector<Value>{v, b.constant_int(ElementType::kS64, 0)};
-    const std::vector<int64_t> dims = v.type.dims;
-    Value i = b.iota({ElementType::kS64, dims}, dim);
-    // Padding never wins: the lowest (highest) value at index -1.
-    Value v_pad = hlo::reduce_identity(b, is_max ? "maximum" : "minimum", v.type.element);
-    Value i_pad = b.constant_int(ElementType::kS64, -1);
-    const bool fp = hlo::is_float(v.type.element);
+    Value x = in[0];
+    if (x.type.dims.empty()) return std::vector<Value>{x, b.constant_int(ElementType::kS64, 0)};
+    const std::vector<int64_t> dims = x.type.dims;
+    const char* body = is_max ? "maximum" : "minimum";
+    Value none = hlo::reduce_identity(b, body, x.type.element);
+    Value running = scan(b, x, dim, body, none);
+    // The running extreme before each element.
     std::vector<int64_t> low(dims.size(), 0), high(dims.size(), 0);
-    for (int64_t span = 1; span < dims[dim]; span *= 2) {
-      low[dim] = span;
-      high[dim] = -span;
-      Value pv = b.pad(v, v_pad, low, high), pi = b.pad(i, i_pad, low, high);
-      // The earlier summary stays only if it is beyond the current one, or
-      // NaN where the current one is not (its index is always the smaller).
-      Value keep = b.compare(is_max ? Compare::kGT : Compare::kLT, pv, v);
-      if (fp) {
-        Value v_num = b.compare(Compare::kEQ, v, v);
-        keep = b.binary("or", keep, b.binary("and", b.compare(Compare::kNE, pv, pv), v_num));
-      }
-      v = b.select(keep, pv, v);
-      i = b.select(keep, pi, i);
+    low[dim] = 1;
+    high[dim] = -1;
+    Value before = b.pad(running, none, low, high);
+    Value takes = b.compare(is_max ? Compare::kGE : Compare::kLE, x, before);
+    if (hlo::is_float(x.type.element)) {
+      takes = b.binary("or", takes, b.compare(Compare::kNE, x, x));
     }
-    return std::vector<Value>{v, i};
+    const ElementType s64 = ElementType::kS64;
+    Value iota = b.iota({s64, dims}, dim);
+    Value minus_one = b.constant_int(s64, -1);
+    Value index =
+        scan(b, b.select(takes, iota, b.splat(minus_one, dims)), dim, "maximum", minus_one);
+    // Element index[...] of x: its flat position is this position's, moved
+    // along `dim` by (index - iota) rows of `stride` elements.
+    int64_t numel = 1, stride = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      numel *= dims[d];
+      if (static_cast<int64_t>(d) > dim) stride *= dims[d];
+    }
+    Value flat = b.reshape(b.iota({s64, {numel}}, 0), dims);
+    Value shift = b.binary("multiply", b.binary("subtract", index, iota),
+                           b.splat(b.constant_int(s64, stride), dims));
+    Value at = b.reshape(b.binary("add", flat, shift), {numel});
+    Value picked = b.reshape(b.gather_1d(b.reshape(x, {numel}), at), dims);
+    return std::vector<Value>{picked, index};
   });
 }
 
