@@ -99,11 +99,45 @@ std::vector<Value> Builder::emit_multi(const std::string& line,
   return values;
 }
 
+std::string Builder::region_op(const std::string& out, const std::string& op_name,
+                               const std::vector<std::pair<std::string, ElementType>>& args,
+                               ElementType result, const std::string& attributes) {
+  std::string names, types;
+  for (size_t i = 0; i < args.size(); ++i) {
+    names += (i ? ", " : "") + args[i].first;
+    types += (i ? ", " : "") + TensorType{args[i].second, {}}.str();
+  }
+  std::string line = "      " + out + " = \"stablehlo." + op_name + "\"(" + names + ")";
+  if (!attributes.empty()) line += " {" + attributes + "}";
+  return line + " : (" + types + ") -> " + TensorType{result, {}}.str() + "\n";
+}
+
+std::string Builder::region_compare(const std::string& out, const std::string& a,
+                                    const std::string& b, Compare direction, ElementType element) {
+  return region_op(out, "compare", {{a, element}, {b, element}}, ElementType::kPred,
+                   std::string("comparison_direction = #stablehlo<comparison_direction ") +
+                       compare_name(direction) + ">, compare_type = #stablehlo<comparison_type " +
+                       compare_type(element) + ">");
+}
+
 std::string Builder::binary_region(const char* body, ElementType element) {
   const std::string t = TensorType{element, {}}.str();
-  return " ({\n    ^bb0(%lhs: " + t + ", %rhs: " + t + "):\n      %r = \"stablehlo." + body +
-         "\"(%lhs, %rhs) : (" + t + ", " + t + ") -> " + t +
-         "\n      \"stablehlo.return\"(%r) : (" + t + ") -> ()\n    })";
+  const ElementType pred = ElementType::kPred;
+  std::string lines;
+  const bool is_max = std::strcmp(body, "maximum") == 0;
+  if (is_float(element) && (is_max || std::strcmp(body, "minimum") == 0)) {
+    // As maximum()/minimum(): %rhs where it is beyond %lhs or NaN, else %lhs.
+    lines =
+        region_compare("%beyond", "%lhs", "%rhs", is_max ? Compare::kLT : Compare::kGT, element) +
+        region_compare("%nan", "%rhs", "%rhs", Compare::kNE, element) +
+        region_op("%take_rhs", "or", {{"%beyond", pred}, {"%nan", pred}}, pred) +
+        region_op("%r", "select", {{"%take_rhs", pred}, {"%rhs", element}, {"%lhs", element}},
+                  element);
+  } else {
+    lines = region_op("%r", body, {{"%lhs", element}, {"%rhs", element}}, element);
+  }
+  return " ({\n    ^bb0(%lhs: " + t + ", %rhs: " + t + "):\n" + lines +
+         "      \"stablehlo.return\"(%r) : (" + t + ") -> ()\n    })";
 }
 
 Value Builder::op(const std::string& op_name, const std::vector<Value>& operands,
@@ -330,7 +364,22 @@ Value Builder::dot_general(Value a, Value b, const std::vector<int64_t>& batch_a
 }
 
 Value Builder::binary(const char* op_name, Value a, Value b) {
+  if (std::strcmp(op_name, "maximum") == 0) return maximum(a, b);
+  if (std::strcmp(op_name, "minimum") == 0) return minimum(a, b);
   return op(std::string("stablehlo.") + op_name, {a, b}, a.type);
+}
+
+Value Builder::maximum(Value a, Value b) {
+  if (!is_float(a.type.element)) return op("stablehlo.maximum", {a, b}, a.type);
+  // b where it is beyond a or NaN; else a (NaN or not).
+  Value take_b = binary("or", compare(Compare::kLT, a, b), compare(Compare::kNE, b, b));
+  return select(take_b, b, a);
+}
+
+Value Builder::minimum(Value a, Value b) {
+  if (!is_float(a.type.element)) return op("stablehlo.minimum", {a, b}, a.type);
+  Value take_b = binary("or", compare(Compare::kGT, a, b), compare(Compare::kNE, b, b));
+  return select(take_b, b, a);
 }
 
 Value Builder::unary(const char* op_name, Value a) {

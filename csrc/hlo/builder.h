@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hlo/types.h"
@@ -61,10 +62,12 @@ class Builder {
   // shape of `indices`.
   // `body` combines the old and the new value ("add", "maximum", ...);
   // nullptr keeps the new value. Out-of-range indices are skipped.
+  // A "maximum"/"minimum" body propagates NaN, as binary() does.
   Value scatter_1d(Value x, Value indices, Value updates, const char* body = nullptr);
 
   // Reduces `dims` of `x` with the binary StableHLO op `body` ("add",
-  // "maximum", ...) starting from scalar `init`.
+  // "maximum", ...) starting from scalar `init`. A "maximum"/"minimum" body
+  // propagates NaN, as binary() does.
   Value reduce(Value x, Value init, const std::vector<int64_t>& dims, const char* body);
 
   // Contraction of a and b (batch dims first in the result, then a's free
@@ -100,8 +103,19 @@ class Builder {
   // Counter-based random bits (Threefry): returns (new state, bits of `type`).
   std::vector<Value> rng_bit_generator(Value state, const TensorType& type);
 
-  Value binary(const char* op, Value a, Value b);  // "add", "multiply", ...
-  Value unary(const char* op, Value a);            // "negate", "abs", ...
+  // "add", "multiply", ... "maximum" and "minimum" propagate NaN from either
+  // operand (see maximum()).
+  Value binary(const char* op, Value a, Value b);
+  Value unary(const char* op, Value a);  // "negate", "abs", ...
+  // Elementwise max/min that propagate NaN from either operand, as StableHLO
+  // specifies and PyTorch does. XLA's CPU compiler lowers its own
+  // maximum/minimum to instructions that drop a NaN unless the
+  // xla_cpu_enable_fast_min_max option is off, so float operands get an
+  // explicit compare and select that no plugin can reinterpret; integers use
+  // the plain op. Of equal operands (-0.0 and +0.0) `a` is kept, as CPU's
+  // scalar kernels and reductions keep the running value.
+  Value maximum(Value a, Value b);
+  Value minimum(Value a, Value b);
   Value compare(Compare direction, Value a, Value b);
   Value select(Value pred, Value on_true, Value on_false);
 
@@ -124,8 +138,15 @@ class Builder {
   Value emit(const std::string& line_without_result, const TensorType& type);
   std::vector<Value> emit_multi(const std::string& line_without_result,
                                 const std::vector<TensorType>& types);
-  // "({ ^bb0(%lhs: t, %rhs: t): %r = stablehlo.<body>(...) return %r })"
+  // "({ ^bb0(%lhs: t, %rhs: t): %r = stablehlo.<body>(...) return %r })";
+  // maximum/minimum propagate NaN and keep %lhs (the running value) on ties.
   static std::string binary_region(const char* body, ElementType element);
+  // One line of region text: `out` = stablehlo.`op_name`(args) on scalars.
+  static std::string region_op(const std::string& out, const std::string& op_name,
+                               const std::vector<std::pair<std::string, ElementType>>& args,
+                               ElementType result, const std::string& attributes = "");
+  static std::string region_compare(const std::string& out, const std::string& a,
+                                    const std::string& b, Compare direction, ElementType element);
 
   std::vector<TensorType> params_;
   std::vector<bool> is_param_;

@@ -186,11 +186,51 @@ Value softplus(Builder& b, const Inputs& in, Value x) {
   return b.select(b.compare(hlo::Compare::kGT, bx, in["threshold"]), x, soft);
 }
 
+// x raised to `lo` / lowered to `hi`, as ATen's clamp kernels: a NaN in x or
+// in the bound gives NaN, and x is kept where it equals the bound (so
+// clamp(-0.0, min=0.0) is -0.0). Integers need no NaN test.
+Value clamp_below(Builder& b, Value x, Value lo) {
+  if (!hlo::is_float(x.type.element)) return b.maximum(x, lo);
+  Value raise =
+      b.binary("or", b.compare(hlo::Compare::kLT, x, lo), b.compare(hlo::Compare::kNE, lo, lo));
+  return b.select(raise, lo, x);
+}
+Value clamp_above(Builder& b, Value x, Value hi) {
+  if (!hlo::is_float(x.type.element)) return b.minimum(x, hi);
+  Value lower =
+      b.binary("or", b.compare(hlo::Compare::kGT, x, hi), b.compare(hlo::Compare::kNE, hi, hi));
+  return b.select(lower, hi, x);
+}
+
 Value clamp_value(Builder& b, const Inputs& in, Value x) {
-  // NaN in x propagates (maximum/minimum propagate NaN); min wins over max.
-  if (in.has("min")) x = b.binary("maximum", x, in["min"]);
-  if (in.has("max")) x = b.binary("minimum", x, in["max"]);
+  // min first, then max: where min > max the result is max, as in ATen.
+  if (in.has("min")) x = clamp_below(b, x, in["min"]);
+  if (in.has("max")) x = clamp_above(b, x, in["max"]);
   return x;
+}
+
+// sign and sgn of a real number: (x > 0) - (x < 0), so NaN and -0.0 give
+// +0.0 as on CPU (stablehlo.sign keeps both, and takes no unsigned type).
+Value real_sign(Builder& b, const Inputs& in) {
+  Value x = in["self"];
+  if (in.compute == ElementType::kPred) return x;  // sign of a bool is itself
+  if (hlo::is_signed_int(in.compute)) return b.unary("sign", x);
+  Value zero = b.zeros(x.type);
+  if (hlo::is_unsigned_int(in.compute)) {
+    return b.convert(b.compare(hlo::Compare::kNE, x, zero), in.compute);
+  }
+  return b.binary("subtract", b.convert(b.compare(hlo::Compare::kGT, x, zero), in.compute),
+                  b.convert(b.compare(hlo::Compare::kLT, x, zero), in.compute));
+}
+
+// fmax/fmin: the other operand where one is NaN (NaN only if both are).
+Value fmax_fmin(Builder& b, const Inputs& in, hlo::Compare beyond) {
+  Value x = in["self"], y = in["other"];
+  if (!hlo::is_float(in.compute)) {
+    return beyond == hlo::Compare::kGT ? b.maximum(x, y) : b.minimum(x, y);
+  }
+  Value take_x = b.binary("or", b.compare(beyond, x, y), b.compare(hlo::Compare::kNE, y, y));
+  return b.select(take_x, x, y);
 }
 
 const std::unordered_map<std::string, ElementwiseDef>& table() {
@@ -200,9 +240,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       // Unary, dtype-preserving.
       {"abs", {R::kPromoted, unary("abs")}},
       {"neg", {R::kPromoted, unary("negate")}},
-      {"sign", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         if (in.compute == ElementType::kPred) return in["self"];
-         return b.unary("sign", in["self"]); }}},
+      {"sign", {R::kPromoted, real_sign}},
       {"ceil", {R::kPromoted, rounding("ceil")}},
       {"floor", {R::kPromoted, rounding("floor")}},
       {"round", {R::kPromoted, [](Builder& b, const Inputs& in) {
@@ -229,7 +267,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          return b.binary("subtract", x, t); }}},
       {"bitwise_not", {R::kPromoted, unary("not")}},
       {"relu", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         return b.binary("maximum", in["self"], b.zeros(in["self"].type)); }}},
+         return clamp_below(b, in["self"], b.zeros(in["self"].type)); }}},
       {"isnan", {R::kBool, [](Builder& b, const Inputs& in) {
          return b.compare(C::kNE, in["self"], in["self"]); }}},
       {"logical_not", {R::kBool, [](Builder& b, const Inputs& in) {
@@ -307,7 +345,11 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          return b.binary("multiply", in["scale"], b.select(b.compare(C::kGT, x, b.zeros(x.type)), x, neg)); },
        {"self"}}},
       {"hardtanh", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         return b.binary("minimum", b.binary("maximum", in["self"], in["min_val"]), in["max_val"]); },
+         return clamp_above(b, clamp_below(b, in["self"], in["min_val"]), in["max_val"]); },
+       {"self"}}},
+      {"threshold", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         // x <= threshold is false for NaN, which stays.
+         return b.select(b.compare(C::kLE, in["self"], in["threshold"]), in["value"], in["self"]); },
        {"self"}}},
       {"hardtanh_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value g = in["grad_output"], x = in["self"];
@@ -360,8 +402,8 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          return b.select(out, b.zeros(x.type), grad); },
        {"grad_output", "self"}}},
       {"sgn", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         if (in.compute == ElementType::kPred) return in["self"];  // sgn of a bool is itself
-         return b.unary("sign", in["self"]); }}},
+         if (hlo::is_complex(in.compute)) return b.unary("sign", in["self"]);
+         return real_sign(b, in); }}},
       {"xlogy", {R::kFloat, [](Builder& b, const Inputs& in) {
          // 0 * log(y) is 0 unless y is NaN.
          Value x = in["self"], y = in["other"];
@@ -416,18 +458,11 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value zero_neg = b.binary("and", b.compare(C::kEQ, in["other"], b.zeros(mag.type)),
                                    b.compare(C::kLT, b.binary("divide", scalar_like(b, in, 1), in["other"]), b.zeros(mag.type)));
          return b.select(b.binary("or", neg, zero_neg), b.unary("negate", mag), mag); }}},
+      // NaN from either operand propagates (hlo::Builder::maximum).
       {"maximum", {R::kPromoted, binary("maximum")}},
       {"minimum", {R::kPromoted, binary("minimum")}},
-      {"fmax", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         Value x = in["self"], y = in["other"];
-         Value m = b.binary("maximum", x, y);
-         if (!hlo::is_float(in.compute)) return m;
-         return b.select(b.compare(C::kNE, x, x), y, b.select(b.compare(C::kNE, y, y), x, m)); }}},
-      {"fmin", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         Value x = in["self"], y = in["other"];
-         Value m = b.binary("minimum", x, y);
-         if (!hlo::is_float(in.compute)) return m;
-         return b.select(b.compare(C::kNE, x, x), y, b.select(b.compare(C::kNE, y, y), x, m)); }}},
+      {"fmax", {R::kPromoted, [](Builder& b, const Inputs& in) { return fmax_fmin(b, in, C::kGT); }}},
+      {"fmin", {R::kPromoted, [](Builder& b, const Inputs& in) { return fmax_fmin(b, in, C::kLT); }}},
       {"bitwise_and", {R::kPromoted, binary("and")}},
       {"bitwise_or", {R::kPromoted, binary("or")}},
       {"bitwise_xor", {R::kPromoted, binary("xor")}},
@@ -447,8 +482,8 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"masked_fill", {R::kSelf, [](Builder& b, const Inputs& in) {
          return b.select(to_bool(b, in["mask"]), in["value"], in["self"]); }}},
       {"clamp", {R::kPromoted, [](Builder& b, const Inputs& in) { return clamp_value(b, in, in["self"]); }}},
-      {"clamp_min", {R::kPromoted, [](Builder& b, const Inputs& in) { return b.binary("maximum", in["self"], in["min"]); }}},
-      {"clamp_max", {R::kPromoted, [](Builder& b, const Inputs& in) { return b.binary("minimum", in["self"], in["max"]); }}},
+      {"clamp_min", {R::kPromoted, [](Builder& b, const Inputs& in) { return clamp_below(b, in["self"], in["min"]); }}},
+      {"clamp_max", {R::kPromoted, [](Builder& b, const Inputs& in) { return clamp_above(b, in["self"], in["max"]); }}},
       {"lerp", {R::kPromoted, [](Builder& b, const Inputs& in) {
          // Same two-branch formula as ATen, for the same rounding.
          Value x = in["self"], y = in["end"], w = in["weight"];
@@ -530,6 +565,7 @@ std::vector<std::string> overloads() {
        {"", "_", ".out"}},
       // op, op_ (no out overload with this name)
       {{"relu"}, {"", "_"}},
+      {{"threshold"}, {"", "_", ".out"}},
       {{"isnan"}, {""}},
       // op, op.out
       // backward ops: functional here, out= as .grad_input below

@@ -134,6 +134,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sort.values_stable", TORCH_FN(sort_stable_out));
   m.impl("topk.values", TORCH_FN(topk_out));
   m.impl("cumsum.out", TORCH_FN(cumsum_out));
+  m.impl("_cummax_helper", TORCH_FN(cummax_helper));
+  m.impl("_cummin_helper", TORCH_FN(cummin_helper));
   m.impl("cumprod.out", TORCH_FN(cumprod_out));
   m.impl("flip", TORCH_FN(flip));
   m.impl("roll", TORCH_FN(roll));

@@ -22,6 +22,10 @@ at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::Sc
                        at::Tensor& out);
 at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
                         at::Tensor& out);
+// aten::_cummax_helper / _cummin_helper: ATen's cummax/cummin (and their
+// out= and named-dim forms) size the outputs and call these.
+void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim);
+void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim);
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims);
 at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims);
 at::Tensor& eye_out(int64_t n, int64_t m, at::Tensor& out);

@@ -1,10 +1,11 @@
-// Ordering (sort, topk), scans (cumsum, cumprod) and structural ops (flip,
-// roll, tril, triu), each one lowered program.
+// Ordering (sort, topk), scans (cumsum, cumprod, cummax, cummin) and
+// structural ops (flip, roll, tril, triu), each one lowered program.
 #include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
+#include "hlo/reduce_identity.h"
 #include "ops/program_key.h"
 #include "ops/shape_kernels.h"
 #include "ops/tensor_program.h"
@@ -25,8 +26,8 @@ std::pair<Value, Value> sort_along(Builder& b, Value x, int64_t dim, bool descen
   return {r[0], r[1]};
 }
 
-// Inclusive scan along `dim` with the binary op `body` from `init`.
-Value scan(Builder& b, Value x, int64_t dim, const char* body, double init) {
+// Inclusive scan along `dim` with the binary op `body` from scalar `init`.
+Value scan(Builder& b, Value x, int64_t dim, const char* body, Value init) {
   if (x.type.dims.empty()) return x;
   const size_t rank = x.type.dims.size();
   const int64_t n = x.type.dims[dim];
@@ -34,7 +35,7 @@ Value scan(Builder& b, Value x, int64_t dim, const char* body, double init) {
   window[dim] = n;
   std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
   padding[dim] = {n - 1, 0};
-  return b.reduce_window(x, b.constant(x.type.element, init), window, ones, ones, padding, body);
+  return b.reduce_window(x, init, window, ones, ones, padding, body);
 }
 
 at::Tensor& scan_out(const char* op, const char* body, double init, const at::Tensor& self,
@@ -53,9 +54,69 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   program.input(self);
   program.output(out);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    return std::vector<Value>{b.convert(scan(b, b.convert(in[0], acc), dim, body, init), t)};
+    Value x = b.convert(in[0], acc);
+    return std::vector<Value>{b.convert(scan(b, x, dim, body, b.constant(acc, init)), t)};
   });
   return out;
+}
+
+// cummax/cummin along `dim` into `values` and `indices`. CPU's rule: an
+// element takes over from the running extreme if it is NaN or >= it (<= for
+// cummin; nothing is >= NaN), so ties and NaNs take the latest index, and the
+// value is that element (-0.0 after 0.0 included).
+//
+// Two single-operand scans, which XLA turns into trees for long dims: the
+// running extreme (NaN-propagating), then the latest index where an element
+// took over; the values are gathered at those indices. (One variadic scan
+// over (value, index) pairs breaks XLA's tree rewrite: a compile error on one
+// CPU plugin, std::bad_alloc on another.) Values compare in the input's own
+// type, exactly.
+void cumulative_extreme(const char* op, bool is_max, const at::Tensor& self, at::Tensor& values,
+                        at::Tensor& indices, int64_t dim) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(!self.is_complex(), op, "(): does not support complex input");
+  at::native::resize_output(values, self.sizes());
+  at::native::resize_output(indices, self.sizes());
+  if (self.numel() == 0) return;
+  TensorProgram program(op, program_key(op, dim));
+  program.input(self);
+  program.output(values);
+  program.output(indices);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value x = in[0];
+    if (x.type.dims.empty()) return std::vector<Value>{x, b.constant_int(ElementType::kS64, 0)};
+    const std::vector<int64_t> dims = x.type.dims;
+    const char* body = is_max ? "maximum" : "minimum";
+    Value none = hlo::reduce_identity(b, body, x.type.element);
+    Value running = scan(b, x, dim, body, none);
+    // The running extreme before each element.
+    std::vector<int64_t> low(dims.size(), 0), high(dims.size(), 0);
+    low[dim] = 1;
+    high[dim] = -1;
+    Value before = b.pad(running, none, low, high);
+    Value takes = b.compare(is_max ? Compare::kGE : Compare::kLE, x, before);
+    if (hlo::is_float(x.type.element)) {
+      takes = b.binary("or", takes, b.compare(Compare::kNE, x, x));
+    }
+    const ElementType s64 = ElementType::kS64;
+    Value iota = b.iota({s64, dims}, dim);
+    Value minus_one = b.constant_int(s64, -1);
+    Value index =
+        scan(b, b.select(takes, iota, b.splat(minus_one, dims)), dim, "maximum", minus_one);
+    // Element index[...] of x: its flat position is this position's, moved
+    // along `dim` by (index - iota) rows of `stride` elements.
+    int64_t numel = 1, stride = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      numel *= dims[d];
+      if (static_cast<int64_t>(d) > dim) stride *= dims[d];
+    }
+    Value flat = b.reshape(b.iota({s64, {numel}}, 0), dims);
+    Value shift = b.binary("multiply", b.binary("subtract", index, iota),
+                           b.splat(b.constant_int(s64, stride), dims));
+    Value at = b.reshape(b.binary("add", flat, shift), {numel});
+    Value picked = b.reshape(b.gather_1d(b.reshape(x, {numel}), at), dims);
+    return std::vector<Value>{picked, index};
+  });
 }
 
 at::Tensor& triangle_out(const char* op, bool lower, const at::Tensor& self, int64_t diagonal,
@@ -136,6 +197,14 @@ at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::Sc
 at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
                         at::Tensor& out) {
   return scan_out("cumprod", "multiply", 1, self, dim, dtype, out);
+}
+
+void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  cumulative_extreme("cummax", true, self, values, indices, dim);
+}
+
+void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  cumulative_extreme("cummin", false, self, values, indices, dim);
 }
 
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {

@@ -3,8 +3,11 @@
 // tests/test_cpp_runtime.py, which runs this binary against each plugin).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "hlo/builder.h"
@@ -99,6 +102,67 @@ TEST(Runtime, GatherScatterTransposeSlice) {
   EXPECT_EQ(to_host<float>(*out[1]), (std::vector<float>{0, 1, 0, 3, 0, 5}));
   EXPECT_EQ(to_host<float>(*out[2]), (std::vector<float>{0, 3, 1, 4, 2, 5}));
   EXPECT_EQ(to_host<float>(*out[3]), (std::vector<float>{1, 3, 5}));
+}
+
+// Whether each element is NaN, and the others' values (NaN != NaN, so
+// vectors holding NaN cannot be compared with ==).
+std::vector<float> nan_as(const std::vector<float>& v, float marker) {
+  std::vector<float> out = v;
+  for (float& x : out) {
+    if (std::isnan(x)) x = marker;
+  }
+  return out;
+}
+
+TEST(Builder, MaximumAndMinimumPropagateNaNFromEitherOperand) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  hlo::Builder b;
+  hlo::TensorType t{hlo::ElementType::kF32, {5}};
+  auto x = b.parameter(t);
+  auto y = b.parameter(t);
+  b.set_results({b.maximum(x, y), b.minimum(x, y), b.binary("maximum", y, x)});
+  auto out = run(b, {upload_f32({1, nan, 3, nan, -1}, {5}), upload_f32({2, 1, nan, nan, -2}, {5})});
+  EXPECT_EQ(nan_as(to_host<float>(*out[0]), 99), (std::vector<float>{2, 99, 99, 99, -1}));
+  EXPECT_EQ(nan_as(to_host<float>(*out[1]), 99), (std::vector<float>{1, 99, 99, 99, -2}));
+  EXPECT_EQ(nan_as(to_host<float>(*out[2]), 99), (std::vector<float>{2, 99, 99, 99, -1}));
+}
+
+TEST(Builder, MaxReduceAndScatterPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  hlo::Builder b;
+  auto x = b.parameter({hlo::ElementType::kF32, {2, 4}});
+  auto lowest = b.constant(hlo::ElementType::kF32, -inf);
+  auto highest = b.constant(hlo::ElementType::kF32, inf);
+  auto row_max = b.reduce(x, lowest, {1}, "maximum");
+  auto row_min = b.reduce(x, highest, {1}, "minimum");
+  // Scatter every element of x onto position 0 or 1 of a zero vector.
+  auto flat = b.reshape(x, {8});
+  auto to = b.binary("remainder", b.iota({hlo::ElementType::kS64, {8}}, 0),
+                     b.splat(b.constant_int(hlo::ElementType::kS64, 2), {8}));
+  auto scattered = b.scatter_1d(b.zeros({hlo::ElementType::kF32, {2}}), to, flat, "maximum");
+  auto window = b.reduce_window(x, lowest, {1, 2}, {1, 2}, {1, 1}, {{0, 0}, {0, 0}}, "maximum");
+  b.set_results({row_max, row_min, scattered, window});
+  // Row 0 has a NaN in the middle, row 1 none; positions 0 and 1 of the
+  // scatter receive columns 0, 2 and 1, 3.
+  auto out = run(b, {upload_f32({1, 5, nan, 2, -3, 4, 0, 1}, {2, 4})});
+  EXPECT_EQ(nan_as(to_host<float>(*out[0]), 99), (std::vector<float>{99, 4}));
+  EXPECT_EQ(nan_as(to_host<float>(*out[1]), 99), (std::vector<float>{99, -3}));
+  EXPECT_EQ(nan_as(to_host<float>(*out[2]), 99), (std::vector<float>{99, 5}));
+  EXPECT_EQ(nan_as(to_host<float>(*out[3]), 99), (std::vector<float>{5, 99, 4, 1}));
+}
+
+TEST(Builder, IntegerMaximumIsThePlainOp) {
+  // NaN handling costs integers nothing: no compare or select is emitted.
+  hlo::Builder b;
+  hlo::TensorType t{hlo::ElementType::kS32, {3}};
+  auto x = b.parameter(t);
+  b.set_results({b.maximum(x, b.parameter(t)),
+                 b.reduce(x, b.constant_int(hlo::ElementType::kS32, 0), {0}, "minimum")});
+  const std::string text = b.module_text();
+  EXPECT_EQ(text.find("compare"), std::string::npos) << text;
+  EXPECT_EQ(text.find("select"), std::string::npos) << text;
+  EXPECT_NE(text.find("stablehlo.maximum"), std::string::npos) << text;
 }
 
 TEST(Runtime, BitcastAcrossWidths) {
