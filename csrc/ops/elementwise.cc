@@ -818,6 +818,9 @@ struct OverloadInfo {
   // CPU's TensorIterator takes `self` before grad_output (the result's
   // layout follows the first input where inputs disagree).
   bool self_first_in_layout = false;
+  // The op has checks of its own in check_op_arguments (most have none,
+  // and skip them).
+  bool has_argument_checks = false;
 };
 
 // Scalar and float arguments (logit's eps, softplus's beta) are runtime
@@ -851,6 +854,10 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.opmath_numbers = opmath_numbers;
   info.self_first_in_layout =
       info.name == "threshold_backward" || info.name == "leaky_relu_backward";
+  static const std::unordered_set<std::string> checked_ops = {
+      "sub",         "addcdiv",  "clamp", "gelu", "gelu_backward", "where",
+      "masked_fill", "hardtanh", "pow",   "abs",  "div",           "round"};
+  info.has_argument_checks = checked_ops.count(info.name) > 0;
   for (const auto& arg : schema.arguments()) {
     ArgInfo a;
     a.name = arg.name();
@@ -952,35 +959,16 @@ const Operand* find_operand(const Operands& operands, const char* name) {
   return nullptr;
 }
 
-// The checks CPU makes before it computes anything, with its exception
-// classes: the dtypes the kernel takes (before any StableHLO is built for a
-// dtype the lowering cannot take) and the op's own argument checks.
-void check_call(const OverloadInfo& info, const Operands& operands, const Attrs& attrs,
-                at::ScalarType compute, const at::Tensor* out) {
+const std::string* find_attr(const Attrs& attrs, const char* key) {
+  auto it = attrs.find(key);
+  return it == attrs.end() ? nullptr : &it->second;
+}
+
+// The ops' own argument checks (OverloadInfo::has_argument_checks).
+void check_op_arguments(const OverloadInfo& info, const Operands& operands, const Attrs& attrs,
+                        at::ScalarType compute) {
   const std::string& name = info.name;
   const std::string& op_name = info.op_name;
-  auto attr = [&](const char* key) -> const std::string* {
-    auto it = attrs.find(key);
-    return it == attrs.end() ? nullptr : &it->second;
-  };
-  // out= dtype checks come first: CPU makes them while it sets the call up,
-  // before its kernel refuses a dtype.
-  if (out) {
-    if (name == "isneginf" || name == "isposinf") {
-      TORCH_CHECK(out->scalar_type() == at::kBool, name, " does not support non-boolean outputs.");
-    }
-    // gelu_backward's out must match only on CPU's oneDNN path (approximate="none")
-    const std::string* approximate = attr("approximate");
-    const bool tanh_gelu = name == "gelu_backward" && approximate && *approximate == "tanh";
-    if (info.out_dtype_must_match && !tanh_gelu) {
-      const at::ScalarType expected = info.def->result == ResultDtype::kBool ? at::kBool : compute;
-      const at::ScalarType got = out->scalar_type();
-      // abs of a complex tensor writes its real type, or its own
-      const bool complex_abs =
-          name == "abs" && at::isComplexType(compute) && got == c10::toRealValueType(compute);
-      TORCH_CHECK(got == expected || complex_abs, "Found dtype ", got, " but expected ", expected);
-    }
-  }
   if (name == "sub") {
     const Operand* self = find_operand(operands, "self");
     const Operand* other = find_operand(operands, "other");
@@ -1015,7 +1003,7 @@ void check_call(const OverloadInfo& info, const Operands& operands, const Attrs&
     if (tensor_bounds && compute == at::kBool) refuse_dtype(op_name, compute);
   }
   if (name == "gelu" || name == "gelu_backward") {
-    const std::string* approximate = attr("approximate");
+    const std::string* approximate = find_attr(attrs, "approximate");
     TORCH_CHECK(!approximate || *approximate == "none" || *approximate == "tanh",
                 "approximate argument must be either none or tanh.");
   }
@@ -1062,12 +1050,44 @@ void check_call(const OverloadInfo& info, const Operands& operands, const Attrs&
   if (info.inplace && name == "abs") {
     TORCH_CHECK(!at::isComplexType(compute), "In-place abs is not supported for complex tensors.");
   }
+}
+
+// The checks CPU makes before it computes anything, with its exception
+// classes: the dtypes the kernel takes (before any StableHLO is built for a
+// dtype the lowering cannot take) and the op's own argument checks.
+void check_call(const OverloadInfo& info, const Operands& operands, const Attrs& attrs,
+                at::ScalarType compute, const at::Tensor* out) {
+  const std::string& name = info.name;
+  const std::string& op_name = info.op_name;
+  auto attr = [&](const char* key) { return find_attr(attrs, key); };
+  // out= dtype checks come first: CPU makes them while it sets the call up,
+  // before its kernel refuses a dtype.
+  if (out) {
+    if (name == "isneginf" || name == "isposinf") {
+      TORCH_CHECK(out->scalar_type() == at::kBool, name, " does not support non-boolean outputs.");
+    }
+    // gelu_backward's out must match only on CPU's oneDNN path (approximate="none")
+    const std::string* approximate = attr("approximate");
+    const bool tanh_gelu = name == "gelu_backward" && approximate && *approximate == "tanh";
+    if (info.out_dtype_must_match && !tanh_gelu) {
+      const at::ScalarType expected = info.def->result == ResultDtype::kBool ? at::kBool : compute;
+      const at::ScalarType got = out->scalar_type();
+      // abs of a complex tensor writes its real type, or its own
+      const bool complex_abs =
+          name == "abs" && at::isComplexType(compute) && got == c10::toRealValueType(compute);
+      TORCH_CHECK(got == expected || complex_abs, "Found dtype ", got, " but expected ", expected);
+    }
+  }
+  if (info.has_argument_checks) check_op_arguments(info, operands, attrs, compute);
 
   const DtypeRule* rule = info.dtype_rule;
-  if (name == "div" && attr("rounding_mode")) rule = &dtype_rule("div_rounding");
+  if (info.has_argument_checks && name == "div" && attr("rounding_mode")) {
+    rule = &dtype_rule("div_rounding");
+  }
   if (!(rule->classes & dtype_class(compute))) refuse_dtype(*rule, op_name, compute);
   // round with `decimals` has only a floating kernel
-  if (name == "round" && attr("decimals") && !at::isFloatingType(compute)) {
+  if (info.has_argument_checks && name == "round" && attr("decimals") &&
+      !at::isFloatingType(compute)) {
     refuse_dtype(op_name, compute);
   }
 }
