@@ -213,6 +213,18 @@ ElementType written_storage_element(ElementType storage, ElementType view) {
   return storage == ElementType::kPred && view != ElementType::kPred ? view : storage;
 }
 
+Value dense_to_flat(Builder& b, Value value, const StridedView& v) {
+  const int64_t numel = v.numel();
+  if (v.is_contiguous()) return b.reshape(value, {numel});
+  // Dims in storage order: decreasing stride, ties (size-1 dims) kept in
+  // their own order, which a reshape does not care about.
+  std::vector<int64_t> order(v.sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t c) { return v.strides[a] > v.strides[c]; });
+  return b.reshape(b.transpose(value, order), {numel});
+}
+
 Value write_view(Builder& b, Value base, const StridedView& v, Value value) {
   const ElementType storage_type = written_storage_element(base.type.element, v.element);
   Value flat = bitcast_flat(b, base, v.element);

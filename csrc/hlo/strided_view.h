@@ -41,6 +41,11 @@ Value write_view(Builder& b, Value base, const StridedView& view, Value value);
 // as on CPU).
 ElementType written_storage_element(ElementType storage, ElementType view);
 
+// The elements of `value` (shape view.sizes) in storage order, for a view
+// that is a permutation of a contiguous layout at offset 0 (non-overlapping
+// and dense): a transpose and a reshape, where a general write scatters.
+Value dense_to_flat(Builder& b, Value value, const StridedView& view);
+
 // Reinterprets a flat buffer as a flat buffer of another element type (same
 // total bytes; the byte count must divide evenly).
 Value bitcast_flat(Builder& b, Value flat, ElementType to);

@@ -14,12 +14,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
+#include "ops/elementwise_dtypes.h"
 #include "ops/overload_names.h"
+#include "ops/result_layout.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -43,10 +47,12 @@ enum class ResultDtype {
 struct Inputs {
   std::map<std::string, Value> values;
   std::map<std::string, std::string> attrs;
+  std::set<std::string> scalar_operands;  // operands passed as Python numbers
   ElementType compute;
   std::vector<int64_t> shape;
 
   bool has(const std::string& name) const { return values.count(name) > 0; }
+  bool is_scalar(const std::string& name) const { return scalar_operands.count(name) > 0; }
   Value operator[](const std::string& name) const {
     auto it = values.find(name);
     TORCH_CHECK(it != values.end(), "elementwise lowering: missing operand ", name);
@@ -118,17 +124,125 @@ LowerFn add_like(const char* op) {
   };
 }
 
+Value splat_int(Builder& b, const Inputs& in, int64_t v) {
+  return b.splat(b.constant_int(in.compute, v), in.shape);
+}
+
+// The real type of a complex type.
+ElementType real_part_type(ElementType t) {
+  return t == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
+}
+
+// |x| of a complex x, as its real type.
+Value complex_abs(Builder& b, Value x) {
+  return b.op("stablehlo.abs", {x}, {real_part_type(x.type.element), x.type.dims});
+}
+
+Value conj(Builder& b, Value z) {
+  const hlo::TensorType part{real_part_type(z.type.element), z.type.dims};
+  Value re = b.op("stablehlo.real", {z}, part);
+  Value im = b.op("stablehlo.imag", {z}, part);
+  return b.op("stablehlo.complex", {re, b.unary("negate", im)}, z.type);
+}
+
+// z * c for a real constant c, part by part: a complex multiply by (c, 0)
+// turns an infinite part into NaN (log2(0) is -inf, not -inf + nan j).
+Value scale_parts(Builder& b, Value z, double c) {
+  const hlo::TensorType part{real_part_type(z.type.element), z.type.dims};
+  Value k = b.splat(b.constant(part.element, c), part.dims);
+  Value re = b.binary("multiply", b.op("stablehlo.real", {z}, part), k);
+  Value im = b.binary("multiply", b.op("stablehlo.imag", {z}, part), k);
+  return b.op("stablehlo.complex", {re, im}, z.type);
+}
+
+// Python's floor division, as ATen computes it (c10::div_floor_floating /
+// div_floor_integer): through the remainder rather than floor(x / y), so
+// that x == (x // y) * y + x % y holds where floor(x / y) rounds wrongly
+// (1 // 0.1 is 9, inf // 3 is nan, 0.135 // -inf is -1).
 Value floor_div(Builder& b, const Inputs& in, Value x, Value y) {
-  if (hlo::is_float(in.compute)) return b.unary("floor", b.binary("divide", x, y));
+  Value zero = b.zeros(x.type);
+  if (hlo::is_float(in.compute)) {
+    Value one = scalar_like(b, in, 1);
+    Value quotient = b.binary("divide", x, y);
+    Value mod = b.binary("remainder", x, y);
+    Value div = b.binary("divide", b.binary("subtract", x, mod), y);
+    Value signs_differ = b.compare(hlo::Compare::kNE, b.compare(hlo::Compare::kLT, y, zero),
+                                   b.compare(hlo::Compare::kLT, mod, zero));
+    Value adjust = b.binary("and", b.compare(hlo::Compare::kNE, mod, zero), signs_differ);
+    div = b.select(adjust, b.binary("subtract", div, one), div);
+    Value floored = b.unary("floor", div);
+    Value round_up =
+        b.compare(hlo::Compare::kGT, b.binary("subtract", div, floored), scalar_like(b, in, 0.5));
+    floored = b.select(round_up, b.binary("add", floored, one), floored);
+    // A zero quotient takes the sign of x / y (finite there: x * 0 is its
+    // copysign(0, .)).
+    Value signed_zero = b.binary("multiply", quotient, zero);
+    Value result = b.select(b.compare(hlo::Compare::kNE, div, zero), floored, signed_zero);
+    // Division by zero gives the IEEE quotient.
+    return b.select(b.compare(hlo::Compare::kEQ, y, zero), quotient, result);
+  }
   // Integer division rounding toward negative infinity.
   Value q = b.binary("divide", x, y);
   Value r = b.binary("remainder", x, y);
-  Value zero = b.zeros(q.type);
   Value adjust = b.binary("and", b.compare(hlo::Compare::kNE, r, zero),
                           b.compare(hlo::Compare::kNE, b.compare(hlo::Compare::kLT, r, zero),
                                     b.compare(hlo::Compare::kLT, y, zero)));
-  return b.select(adjust, b.binary("subtract", q, b.splat(b.constant_int(in.compute, 1), in.shape)),
-                  q);
+  return b.select(adjust, b.binary("subtract", q, splat_int(b, in, 1)), q);
+}
+
+// x ** e for integers, by squaring over every bit of the exponent (XLA's
+// integer power looks at the low bits only), with C's rules for negative
+// exponents: 1 and -1 keep their magnitude, every other base gives 0.
+Value integer_pow(Builder& b, const Inputs& in, Value x, Value e) {
+  const ElementType t = x.type.element;
+  const bool is_signed = hlo::is_signed_int(t);
+  const int steps = static_cast<int>(hlo::byte_size(t)) * 8 - (is_signed ? 1 : 0);
+  Value zero = b.zeros(x.type);
+  Value one = splat_int(b, in, 1);
+  Value result = one;
+  Value base = x;
+  Value bits = e;
+  for (int i = 0; i < steps; ++i) {
+    Value bit_set = b.compare(hlo::Compare::kNE, b.binary("and", bits, one), zero);
+    result = b.select(bit_set, b.binary("multiply", result, base), result);
+    if (i + 1 < steps) {
+      base = b.binary("multiply", base, base);
+      bits = b.binary("shift_right_logical", bits, one);
+    }
+  }
+  if (!is_signed) return result;
+  Value minus_one = splat_int(b, in, -1);
+  Value odd = b.compare(hlo::Compare::kNE, b.binary("and", e, one), zero);
+  Value negative = b.select(
+      b.compare(hlo::Compare::kEQ, x, one), one,
+      b.select(b.compare(hlo::Compare::kEQ, x, minus_one), b.select(odd, minus_one, one), zero));
+  return b.select(b.compare(hlo::Compare::kLT, e, zero), negative, result);
+}
+
+Value pow(Builder& b, const Inputs& in) {
+  Value x = in["self"], e = in["exponent"];
+  if (in.compute == ElementType::kPred) {
+    // bool ** bool (a Python bool exponent): as uint8, back to bool
+    Inputs as_byte = in;
+    as_byte.compute = ElementType::kU8;
+    Value r =
+        integer_pow(b, as_byte, b.convert(x, ElementType::kU8), b.convert(e, ElementType::kU8));
+    return b.convert(r, ElementType::kPred);
+  }
+  if (!hlo::is_float(in.compute) && !hlo::is_complex(in.compute)) return integer_pow(b, in, x, e);
+  Value p = b.binary("power", x, e);
+  if (!in.is_scalar("exponent")) return p;
+  // A Python number exponent: CPU's kernel takes sqrt, rsqrt and products
+  // for these values (pow(-inf, 0.5) is nan, as sqrt(-inf) is), chosen at
+  // run time here since the exponent is a runtime scalar.
+  auto when = [&](double value, Value then, Value otherwise) {
+    return b.select(b.compare(hlo::Compare::kEQ, e, scalar_like(b, in, value)), then, otherwise);
+  };
+  Value square = b.binary("multiply", x, x);
+  p = when(2, square, p);
+  p = when(3, b.binary("multiply", square, x), p);
+  p = when(0.5, b.unary("sqrt", x), p);
+  return when(-0.5, b.unary("rsqrt", x), p);
 }
 
 Value python_remainder(Builder& b, Value x, Value y) {
@@ -140,7 +254,13 @@ Value python_remainder(Builder& b, Value x, Value y) {
   return b.select(fix, b.binary("add", r, y), r);
 }
 
-Value erf(Builder& b, Value x) { return b.op("chlo.erf", {x}, x.type); }
+// Phi(x) = erfc(-x / sqrt(2)) / 2: exactly 0 far below zero, where
+// (1 + erf(x / sqrt(2))) / 2 is off by erf's approximation error (gelu(-1e4)
+// would be -9e-4 rather than -0).
+Value normal_cdf(Builder& b, const Inputs& in, Value x) {
+  Value z = scale(b, in, x, -0.7071067811865476);
+  return scale(b, in, b.op("chlo.erfc", {z}, z.type), 0.5);
+}
 
 Value gelu(Builder& b, const Inputs& in, Value x) {
   if (in.attr("approximate", "none") == "tanh") {
@@ -152,10 +272,7 @@ Value gelu(Builder& b, const Inputs& in, Value x) {
         b.binary("multiply", x, b.binary("add", scalar_like(b, in, 1), b.unary("tanh", inner))),
         0.5);
   }
-  Value cdf = scale(
-      b, in, b.binary("add", scalar_like(b, in, 1), erf(b, scale(b, in, x, 0.7071067811865476))),
-      0.5);
-  return b.binary("multiply", x, cdf);
+  return b.binary("multiply", x, normal_cdf(b, in, x));
 }
 
 Value gelu_grad(Builder& b, const Inputs& in, Value x) {
@@ -171,9 +288,7 @@ Value gelu_grad(Builder& b, const Inputs& in, Value x) {
     Value right = scale(b, in, b.binary("multiply", x, b.binary("multiply", sech2, dinner)), 0.5);
     return b.binary("add", left, right);
   }
-  Value cdf = scale(
-      b, in, b.binary("add", scalar_like(b, in, 1), erf(b, scale(b, in, x, 0.7071067811865476))),
-      0.5);
+  Value cdf = normal_cdf(b, in, x);
   Value pdf = scale(b, in, b.unary("exponential", scale(b, in, b.binary("multiply", x, x), -0.5)),
                     0.3989422804014327);
   return b.binary("add", cdf, b.binary("multiply", x, pdf));
@@ -238,7 +353,11 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
   using C = hlo::Compare;
   static const auto* defs = new std::unordered_map<std::string, ElementwiseDef>{
       // Unary, dtype-preserving.
-      {"abs", {R::kPromoted, unary("abs")}},
+      {"abs", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         if (hlo::is_unsigned_int(x.type.element)) return x;
+         if (hlo::is_complex(x.type.element)) return complex_abs(b, x);
+         return b.unary("abs", x); }}},
       {"neg", {R::kPromoted, unary("negate")}},
       {"sign", {R::kPromoted, real_sign}},
       {"ceil", {R::kPromoted, rounding("ceil")}},
@@ -281,9 +400,13 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"expm1", {R::kFloat, unary("exponential_minus_one")}},
       {"log", {R::kFloat, unary("log")}},
       {"log2", {R::kFloat, [](Builder& b, const Inputs& in) {
-         return scale(b, in, b.unary("log", in["self"]), 1.4426950408889634); }}},
+         Value l = b.unary("log", in["self"]);
+         const double c = 1.4426950408889634;
+         return hlo::is_complex(in.compute) ? scale_parts(b, l, c) : scale(b, in, l, c); }}},
       {"log10", {R::kFloat, [](Builder& b, const Inputs& in) {
-         return scale(b, in, b.unary("log", in["self"]), 0.4342944819032518); }}},
+         Value l = b.unary("log", in["self"]);
+         const double c = 0.4342944819032518;
+         return hlo::is_complex(in.compute) ? scale_parts(b, l, c) : scale(b, in, l, c); }}},
       {"log1p", {R::kFloat, unary("log_plus_one")}},
       {"reciprocal", {R::kFloat, [](Builder& b, const Inputs& in) {
          return b.binary("divide", scalar_like(b, in, 1.0), in["self"]); }}},
@@ -321,12 +444,15 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"mish", {R::kFloat, [](Builder& b, const Inputs& in) {
          Value sp = b.unary("log_plus_one", b.unary("exponential", in["self"]));
          return b.binary("multiply", in["self"], b.unary("tanh", sp)); }}},
+      // complex: the gradient times the conjugate derivative, as ATen's
       {"sigmoid_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value y = in["output"];
-         return b.binary("multiply", in["grad_output"], b.binary("multiply", y, b.binary("subtract", scalar_like(b, in, 1), y))); }}},
+         Value d = b.binary("multiply", y, b.binary("subtract", scalar_like(b, in, 1), y));
+         return b.binary("multiply", in["grad_output"], hlo::is_complex(in.compute) ? conj(b, d) : d); }}},
       {"tanh_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value y = in["output"];
-         return b.binary("multiply", in["grad_output"], b.binary("subtract", scalar_like(b, in, 1), b.binary("multiply", y, y))); }}},
+         Value d = b.binary("subtract", scalar_like(b, in, 1), b.binary("multiply", y, y));
+         return b.binary("multiply", in["grad_output"], hlo::is_complex(in.compute) ? conj(b, d) : d); }}},
       {"threshold_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value g = in["grad_output"];
          return b.select(b.compare(C::kLE, in["self"], in["threshold"]), b.zeros(g.type), g); },
@@ -377,7 +503,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"hardswish_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
          Value g = in["grad_output"], x = in["self"];
          Value mid = b.binary("multiply", g, b.binary("add", scale(b, in, x, 1.0 / 3.0), scalar_like(b, in, 0.5)));
-         Value r = b.select(b.compare(C::kLE, x, scalar_like(b, in, 3)), mid, g);
+         Value r = b.select(b.compare(C::kLT, x, scalar_like(b, in, 3)), mid, g);
          return b.select(b.compare(C::kLT, x, scalar_like(b, in, -3)), b.zeros(x.type), r); }}},
       {"hardsigmoid_backward", {R::kFloat, [](Builder& b, const Inputs& in) {
          Value g = in["grad_output"], x = in["self"];
@@ -445,12 +571,19 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"remainder", {R::kPromoted, [](Builder& b, const Inputs& in) {
          return python_remainder(b, in["self"], in["other"]); }}},
       {"fmod", {R::kPromoted, binary("remainder")}},
-      {"pow", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         return b.binary("power", in["self"], in["exponent"]); }}},
+      {"pow", {R::kPromoted, pow}},
       {"atan2", {R::kFloat, binary("atan2")}},
       {"hypot", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         Value x = in["self"], y = in["other"];
-         return b.unary("sqrt", b.binary("add", b.binary("multiply", x, x), b.binary("multiply", y, y))); }}},
+         // big * sqrt(1 + (small / big)^2): no overflow for large inputs
+         // (hypot(1e30, 1e30) is 1.4e30), inf when either is inf, even NaN.
+         Value x = b.unary("abs", in["self"]), y = b.unary("abs", in["other"]);
+         Value big = b.binary("maximum", x, y), small = b.binary("minimum", x, y);
+         Value ratio = b.binary("divide", small, big);
+         Value r = b.binary("multiply", big, b.unary("sqrt", b.binary("add", scalar_like(b, in, 1), b.binary("multiply", ratio, ratio))));
+         r = b.select(b.compare(C::kEQ, big, b.zeros(big.type)), big, r);
+         Value inf = scalar_like(b, in, INFINITY);
+         Value any_inf = b.binary("or", b.compare(C::kEQ, x, inf), b.compare(C::kEQ, y, inf));
+         return b.select(any_inf, inf, r); }}},
       {"copysign", {R::kFloat, [](Builder& b, const Inputs& in) {
          Value mag = b.unary("abs", in["self"]);
          Value neg = b.compare(C::kLT, in["other"], b.zeros(mag.type));
@@ -490,7 +623,8 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value diff = b.binary("subtract", y, x);
          Value lo = b.binary("add", x, b.binary("multiply", w, diff));
          Value hi = b.binary("subtract", y, b.binary("multiply", diff, b.binary("subtract", scalar_like(b, in, 1), w)));
-         Value small = b.compare(C::kLT, b.unary("abs", w), scalar_like(b, in, 0.5));
+         Value w_abs = hlo::is_complex(w.type.element) ? complex_abs(b, w) : b.unary("abs", w);
+         Value small = b.compare(C::kLT, w_abs, b.splat(b.constant(w_abs.type.element, 0.5), in.shape));
          return b.select(small, lo, hi); }, {"self", "end"}}},
       {"addcmul", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value prod = b.binary("multiply", in["tensor1"], in["tensor2"]);
@@ -696,6 +830,14 @@ struct ArgInfo {
   bool optional_factor = false;  // alpha/value: left out when it is 1
   bool promotes = false;         // takes part in type promotion
   bool keeps_own_type = false;   // a mask or condition
+  // A Python number as `self`/`other`: ATen wraps it into a 0-dim tensor,
+  // whose cast to the compute dtype wraps integers (uint8 == 300 compares
+  // with 44) instead of raising as Scalar::to<T>() does.
+  bool wrapped_number = false;
+  // A scalar ATen rounds to the (half/bfloat16) compute dtype before the
+  // float32 opmath type; add/sub/mul/div/floor_divide read their Python
+  // number operand in opmath directly.
+  bool rounds_to_compute = false;
 };
 
 struct OverloadInfo {
@@ -705,6 +847,16 @@ struct OverloadInfo {
   std::string op_name;     // aten::add.Tensor, for messages
   std::string key_prefix;  // everything of the cache key fixed by the overload
   std::vector<ArgInfo> args;
+  const DtypeRule* dtype_rule = nullptr;
+  bool out_dtype_must_match = false;
+  // Reads a number operand in the opmath type (see ArgInfo).
+  bool opmath_numbers = false;
+  // CPU's TensorIterator takes `self` before grad_output (the result's
+  // layout follows the first input where inputs disagree).
+  bool self_first_in_layout = false;
+  // The op has checks of its own in check_op_arguments (most have none,
+  // and skip them).
+  bool has_argument_checks = false;
 };
 
 // Scalar and float arguments (logit's eps, softplus's beta) are runtime
@@ -728,7 +880,20 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.def = &table().at(info.name);
   info.op_name = names.op_name;
   info.key_prefix = "ew:" + info.op_name;
+  info.dtype_rule = &dtype_rule(info.name);
+  info.out_dtype_must_match =
+      out_dtype_must_match(info.op_name.substr(info.op_name.find("::") + 2));
   const auto& promote = info.def->promote;
+  static const std::unordered_set<std::string> opmath_number_ops = {"add", "sub", "mul", "div",
+                                                                    "floor_divide"};
+  const bool opmath_numbers = opmath_number_ops.count(info.name) > 0;
+  info.opmath_numbers = opmath_numbers;
+  info.self_first_in_layout =
+      info.name == "threshold_backward" || info.name == "leaky_relu_backward";
+  static const std::unordered_set<std::string> checked_ops = {
+      "sub",         "addcdiv",  "clamp", "gelu", "gelu_backward", "where",
+      "masked_fill", "hardtanh", "pow",   "abs",  "div",           "round"};
+  info.has_argument_checks = checked_ops.count(info.name) > 0;
   for (const auto& arg : schema.arguments()) {
     ArgInfo a;
     a.name = arg.name();
@@ -739,6 +904,10 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
     a.keeps_own_type = keeps_own_type(a.name);
     a.promotes = !a.keeps_own_type && (promote.empty() || std::find(promote.begin(), promote.end(),
                                                                     a.name) != promote.end());
+    const bool operand = a.name == "self" || a.name == "other";
+    a.wrapped_number = a.is_scalar && operand;
+    a.rounds_to_compute = a.is_scalar && ((operand && !opmath_numbers) || a.name == "exponent" ||
+                                          a.name == "min" || a.name == "max");
     info.args.push_back(std::move(a));
   }
   return info;
@@ -809,6 +978,208 @@ void add_nan_to_num_defaults(const OverloadInfo& info, at::ScalarType dtype, Ope
   }
 }
 
+// The dtype of an operand as type promotion sees it (a Python number or a
+// CPU 0-dim tensor as its wrapped tensor's dtype).
+at::ScalarType operand_dtype(const Operand& o) {
+  if (o.tensor) return o.tensor->scalar_type();
+  if (o.scalar.isBoolean()) return at::kBool;
+  if (o.scalar.isIntegral(false)) return at::kLong;
+  if (o.scalar.isComplex()) return at::kComplexDouble;
+  return at::kDouble;
+}
+
+const Operand* find_operand(const Operands& operands, const char* name) {
+  for (const auto& o : operands) {
+    if (o.arg->name == name) return &o;
+  }
+  return nullptr;
+}
+
+const std::string* find_attr(const Attrs& attrs, const char* key) {
+  auto it = attrs.find(key);
+  return it == attrs.end() ? nullptr : &it->second;
+}
+
+// The ops' own argument checks (OverloadInfo::has_argument_checks).
+void check_op_arguments(const OverloadInfo& info, const Operands& operands, const Attrs& attrs,
+                        at::ScalarType compute) {
+  const std::string& name = info.name;
+  const std::string& op_name = info.op_name;
+  if (name == "sub") {
+    const Operand* self = find_operand(operands, "self");
+    const Operand* other = find_operand(operands, "other");
+    const bool self_bool = self && operand_dtype(*self) == at::kBool;
+    const bool other_bool = other && operand_dtype(*other) == at::kBool;
+    TORCH_CHECK(!(self_bool && other_bool),
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead.");
+    TORCH_CHECK(!(self_bool || other_bool),
+                "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
+                "instead.");
+  }
+  if (name == "addcdiv") {
+    const Operand* t1 = find_operand(operands, "tensor1");
+    const Operand* t2 = find_operand(operands, "tensor2");
+    TORCH_CHECK(!(t1 && t2 && at::isIntegralType(operand_dtype(*t1), true) &&
+                  at::isIntegralType(operand_dtype(*t2), true)),
+                "Integer division with addcdiv is no longer supported, and in a future  release "
+                "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  }
+  if (name == "clamp") {
+    const Operand* lo = find_operand(operands, "min");
+    const Operand* hi = find_operand(operands, "max");
+    TORCH_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    // clamp.Tensor's kernel, unlike clamp's, has no bool version
+    const bool tensor_bounds = (lo && lo->tensor) || (hi && hi->tensor);
+    if (tensor_bounds && compute == at::kBool) refuse_dtype(op_name, compute);
+  }
+  if (name == "gelu" || name == "gelu_backward") {
+    const std::string* approximate = find_attr(attrs, "approximate");
+    TORCH_CHECK(!approximate || *approximate == "none" || *approximate == "tanh",
+                "approximate argument must be either none or tanh.");
+  }
+  if (name == "where") {
+    const Operand* condition = find_operand(operands, "condition");
+    const at::ScalarType c = condition ? operand_dtype(*condition) : at::kBool;
+    if (c == at::kByte) {
+      TORCH_WARN_ONCE(
+          "where received a uint8 condition tensor. This behavior is deprecated and will be "
+          "removed in a future version of PyTorch. Use a boolean condition instead.");
+    }
+    TORCH_CHECK(c == at::kBool || c == at::kByte,
+                "where expected condition to be a boolean tensor, but got a tensor with dtype ", c);
+  }
+  if (name == "masked_fill") {
+    const Operand* mask = find_operand(operands, "mask");
+    TORCH_CHECK(!mask || !mask->tensor || mask->tensor->scalar_type() == at::kBool,
+                "masked_fill_ only supports boolean masks, but got mask with dtype ",
+                mask->tensor->dtype());
+    const Operand* value = find_operand(operands, "value");
+    TORCH_CHECK(!value || !value->tensor || value->tensor->dim() == 0,
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                value->tensor->dim(), " dimension(s).");
+  }
+  if (name == "hardtanh" && compute == at::kByte) {
+    const Operand* lo = find_operand(operands, "min_val");
+    const Operand* hi = find_operand(operands, "max_val");
+    TORCH_CHECK((!lo || lo->scalar.toLong() >= 0) && (!hi || hi->scalar.toLong() >= 0),
+                "cannot do hardtanh on an unsigned type with negative limits");
+  }
+  if (name == "pow") {
+    // A tensor exponent follows the integer rules per element; a negative
+    // Python integer exponent of an integer tensor is refused up front.
+    const Operand* exponent = find_operand(operands, "exponent");
+    const Operand* self = find_operand(operands, "self");
+    if (exponent && !exponent->tensor && self && self->tensor) {
+      TORCH_CHECK(!(at::isIntegralType(self->tensor->scalar_type(), true) &&
+                    exponent->scalar.isIntegral(true) && exponent->scalar.toLong() < 0),
+                  "Integers to negative integer powers are not allowed.");
+    } else if (compute == at::kBool) {
+      refuse_dtype(op_name, compute);
+    }
+  }
+  if (info.inplace && name == "abs") {
+    TORCH_CHECK(!at::isComplexType(compute), "In-place abs is not supported for complex tensors.");
+  }
+}
+
+// The checks CPU makes before it computes anything, with its exception
+// classes: the dtypes the kernel takes (before any StableHLO is built for a
+// dtype the lowering cannot take) and the op's own argument checks.
+void check_call(const OverloadInfo& info, const Operands& operands, const Attrs& attrs,
+                at::ScalarType compute, const at::Tensor* out) {
+  const std::string& name = info.name;
+  const std::string& op_name = info.op_name;
+  auto attr = [&](const char* key) { return find_attr(attrs, key); };
+  // out= dtype checks come first: CPU makes them while it sets the call up,
+  // before its kernel refuses a dtype.
+  if (out) {
+    if (name == "isneginf" || name == "isposinf") {
+      TORCH_CHECK(out->scalar_type() == at::kBool, name, " does not support non-boolean outputs.");
+    }
+    // gelu_backward's out must match only on CPU's oneDNN path (approximate="none")
+    const std::string* approximate = attr("approximate");
+    const bool tanh_gelu = name == "gelu_backward" && approximate && *approximate == "tanh";
+    if (info.out_dtype_must_match && !tanh_gelu) {
+      const at::ScalarType expected = info.def->result == ResultDtype::kBool ? at::kBool : compute;
+      const at::ScalarType got = out->scalar_type();
+      // abs of a complex tensor writes its real type, or its own
+      const bool complex_abs =
+          name == "abs" && at::isComplexType(compute) && got == c10::toRealValueType(compute);
+      TORCH_CHECK(got == expected || complex_abs, "Found dtype ", got, " but expected ", expected);
+    }
+  }
+  if (info.has_argument_checks) check_op_arguments(info, operands, attrs, compute);
+
+  const DtypeRule* rule = info.dtype_rule;
+  if (info.has_argument_checks && name == "div" && attr("rounding_mode")) {
+    rule = &dtype_rule("div_rounding");
+  }
+  if (!(rule->classes & dtype_class(compute))) refuse_dtype(*rule, op_name, compute);
+  // round with `decimals` has only a floating kernel
+  if (info.has_argument_checks && name == "round" && attr("decimals") &&
+      !at::isFloatingType(compute)) {
+    refuse_dtype(op_name, compute);
+  }
+}
+
+// A 0-dim stand-in for a number operand in layout_inputs.
+const at::Tensor& number_placeholder() {
+  static const auto* t = new at::Tensor(at::empty({}, at::TensorOptions().device(at::kMeta)));
+  return *t;
+}
+
+// The tensors TensorIterator would see as inputs, in its order, for the
+// result's layout. Number operands count (as 0-dim tensors: CPU wraps
+// them, and TensorIterator skips its fast contiguous setup when shapes
+// differ). Where CPU does not lay the result out by its inputs (masked_fill
+// clones `self` contiguous; pow with a number base allocates contiguous)
+// there are none.
+c10::SmallVector<const at::Tensor*, 4> layout_inputs(const OverloadInfo& info,
+                                                     const Operands& operands) {
+  c10::SmallVector<const at::Tensor*, 4> inputs;
+  if (info.def->result == ResultDtype::kSelf) return inputs;
+  for (const auto& o : operands) {
+    const at::Tensor* t = nullptr;
+    if (o.tensor) {
+      t = o.tensor;  // a tpu tensor, or a CPU 0-dim one
+    } else if (o.arg->wrapped_number) {
+      t = &number_placeholder();
+    } else {
+      continue;
+    }
+    if (o.arg->name == "self" && info.self_first_in_layout) {
+      inputs.insert(inputs.begin(), t);
+    } else {
+      inputs.push_back(t);
+    }
+  }
+  if (info.name == "pow" && !find_operand(operands, "self")->tensor) inputs.clear();
+  return inputs;
+}
+
+// Lowerings where the table's StableHLO op does not take an unsigned type:
+// StableHLO's sign takes signed integers only, and for an unsigned x it is
+// x != 0.
+bool unsigned_sign(const std::string& name, hlo::ElementType type) {
+  return (name == "sign" || name == "sgn") && hlo::is_unsigned_int(type);
+}
+
+// An operand in the compute type. A bool goes through uint8: XLA rewrites
+// convert(pred) * x as select(pred, x, 0), which is 0 where x is inf or NaN
+// (False * inf must be nan).
+Value convert_operand(Builder& b, Value v, ElementType to) {
+  if (v.type.element == ElementType::kPred && (hlo::is_float(to) || hlo::is_complex(to))) {
+    v = b.convert(v, ElementType::kU8);
+  }
+  return b.convert(v, to);
+}
+
 // One elementwise call: type promotion, broadcasting, the result tensor
 // (new, `out`, or self for in-place ops) and the launch.
 at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const Attrs& attrs,
@@ -833,51 +1204,47 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
                      : at::native::update_result_type_state(o.scalar, state);
   }
   TORCH_CHECK(first_tpu != nullptr, op_name, ": expected a tpu tensor operand");
-  at::ScalarType compute = at::native::result_type(state);
-  if (def.result == ResultDtype::kSelf) compute = self_tensor->scalar_type();
+  // `promoted` is the dtype the operands are cast to, as CPU casts them;
+  // `compute` may widen it further (integers computing in float).
+  at::ScalarType promoted = at::native::result_type(state);
+  if (def.result == ResultDtype::kSelf) promoted = self_tensor->scalar_type();
+  check_call(info, operands, attrs, promoted, out);
+  at::ScalarType compute = promoted;
   const bool true_division = name != "div" || !attrs.count("rounding_mode");
   if (def.result == ResultDtype::kFloat && true_division &&
       at::isIntegralType(compute, /*includeBool=*/true)) {
     compute = c10::typeMetaToScalarType(c10::get_default_dtype());
+    promoted = compute;
   }
-  if (name == "sub") {
-    TORCH_CHECK(compute != at::kBool,
-                "Subtraction, the `-` operator, with two bool tensors is not supported. "
-                "Use the `^` or `logical_xor()` operator instead.");
-  }
-  if (name.rfind("bitwise_", 0) == 0) {
-    TORCH_CHECK(at::isIntegralType(compute, /*includeBool=*/true), "\"", name,
-                "_cpu\" not implemented for '", c10::toString(compute), "'");
-  }
-  if (name == "masked_fill") {
-    for (const auto& o : operands) {
-      if (o.arg->name == "value" && o.tensor) {
-        TORCH_CHECK(o.tensor->dim() == 0,
-                    "masked_fill_ only supports a 0-dimensional value "
-                    "tensor, but got tensor with ",
-                    o.tensor->dim(), " dimension(s).");
-      }
-    }
-  }
-  const at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
+  at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
+  if (name == "abs" && at::isComplexType(compute)) result_dtype = c10::toRealValueType(compute);
   if (name == "nan_to_num") add_nan_to_num_defaults(info, result_dtype, operands);
 
   at::Tensor result;
-  if (inplace) {
-    result = *self_tensor;
-    TORCH_CHECK(result.sizes() == at::IntArrayRef(shape), "output with shape ", result.sizes(),
-                " doesn't match the broadcast shape ", at::IntArrayRef(shape));
-    TORCH_CHECK(at::canCast(result_dtype, result.scalar_type()), "result type ", result_dtype,
-                " can't be cast to the desired output type ", result.scalar_type());
+  if (inplace || out != nullptr) {
+    if (inplace) {
+      result = *self_tensor;
+      TORCH_CHECK(result.sizes() == at::IntArrayRef(shape), "output with shape ", result.sizes(),
+                  " doesn't match the broadcast shape ", at::IntArrayRef(shape));
+      TORCH_CHECK(at::canCast(result_dtype, result.scalar_type()), "result type ", result_dtype,
+                  " can't be cast to the desired output type ", result.scalar_type());
+    } else {
+      TORCH_CHECK(info.out_dtype_must_match || at::canCast(result_dtype, out->scalar_type()),
+                  "result type ", result_dtype, " can't be cast to the desired output type ",
+                  out->scalar_type());
+      resize_out(*out, shape, layout_inputs(info, operands));
+      result = *out;
+    }
+    // TensorIterator's overlap rules: the result may be an input, but may
+    // not partly overlap one, nor itself.
     at::assert_no_internal_overlap(result);
-  } else if (out != nullptr) {
-    TORCH_CHECK(at::canCast(result_dtype, out->scalar_type()), "result type ", result_dtype,
-                " can't be cast to the desired output type ", out->scalar_type());
-    at::native::resize_output(*out, shape);
-    at::assert_no_internal_overlap(*out);
-    result = *out;
+    for (const auto& o : operands) {
+      if (o.is_tensor && !o.tensor->is_same(result))
+        at::assert_no_partial_overlap(result, *o.tensor);
+    }
   } else {
-    result = at::empty(shape, first_tpu->options().dtype(result_dtype));
+    result = empty_result(shape, first_tpu->options().dtype(result_dtype),
+                          layout_inputs(info, operands));
   }
 
   // Half and bfloat16 compute in float32 and round once at the end, like
@@ -889,9 +1256,12 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   const at::ScalarType opmath =
       (compute == at::kHalf || compute == at::kBFloat16) && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
+  const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());
   std::string key = info.key_prefix;
   key += ':';
   key += hlo::mlir_name(ctype);
+  key += ':';
+  key += hlo::mlir_name(ptype);
   for (const auto& o : operands) {
     key += ':';
     key += o.arg->name;
@@ -902,9 +1272,16 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   for (const auto& o : operands) {
     if (o.is_tensor) {
       program.input(*o.tensor);
+    } else if (o.arg->keeps_own_type) {
+      program.scalar(o.scalar, ElementType::kPred);  // a scalar condition/mask
     } else {
-      // A scalar condition/mask is a bool; everything else computes in ctype.
-      program.scalar(o.scalar, o.arg->keeps_own_type ? ElementType::kPred : ctype);
+      // A CPU 0-dim tensor is cast as a tensor operand: wrapping, and
+      // rounded to the promoted dtype unless the op reads it in opmath.
+      const bool cpu_tensor = o.tensor != nullptr;
+      const bool wrap = cpu_tensor || o.arg->wrapped_number;
+      const bool round = cpu_tensor ? !info.opmath_numbers : o.arg->rounds_to_compute;
+      program.scalar(o.scalar, round ? ptype : ctype,
+                     wrap ? ScalarConversion::kWrapped : ScalarConversion::kChecked);
     }
   }
   program.output(result);
@@ -916,8 +1293,22 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     inputs.shape = out_shape;
     for (size_t i = 0; i < operands.size(); ++i) {
       const ArgInfo& arg = *operands[i].arg;
-      Value v = arg.keeps_own_type ? in[i] : b.convert(in[i], ctype);
+      Value v = in[i];
+      if (!arg.keeps_own_type) {
+        // Cast a tensor to the promoted dtype first, as CPU casts its
+        // operands (int64 70000 to float16 is inf), then to the opmath type
+        // (scalars were packed in the type they take).
+        if (operands[i].is_tensor && v.type.element != ptype && ptype != ctype) {
+          v = b.convert(v, ptype);
+        }
+        v = convert_operand(b, v, ctype);
+      }
+      if (!operands[i].is_tensor) inputs.scalar_operands.insert(arg.name);
       inputs.values[arg.name] = broadcast_to(b, v, out_shape);
+    }
+    if (unsigned_sign(name, ctype)) {
+      Value x = inputs["self"];
+      return std::vector<Value>{b.convert(b.compare(hlo::Compare::kNE, x, b.zeros(x.type)), ctype)};
     }
     return std::vector<Value>{def.lower(b, inputs)};
   });

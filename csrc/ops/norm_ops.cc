@@ -18,6 +18,14 @@
 namespace torch_tpu::ops {
 namespace {
 
+// The norm kernels take floating inputs only; CPU's dispatch refuses the
+// others with NotImplementedError (before any StableHLO, which would not
+// compile for them, or silently compute complex statistics).
+void check_floating_input(const at::Tensor& input, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(input.scalar_type()), "\"", op,
+                              "\" not implemented for '", c10::toString(input.scalar_type()), "'");
+}
+
 using hlo::Builder;
 using hlo::ElementType;
 using hlo::Value;
@@ -86,6 +94,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
     const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
     const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps) {
   const char* op = "native_batch_norm";
+  check_floating_input(input, op);
   TORCH_CHECK(input.dim() >= 2, op, ": expected 2D or more input, got ", input.dim(), "D");
   const bool has_w = defined(weight), has_b = defined(bias);
   const bool has_stats = defined(running_mean) && defined(running_var);
@@ -177,6 +186,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
     const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd,
     bool train, double eps, std::array<bool, 3> mask) {
   const char* op = "native_batch_norm_backward";
+  check_floating_input(input, op);
   const bool has_w = defined(weight);
   const int64_t C = input.size(1);
   const auto shape = bn_shape(input);
@@ -265,6 +275,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
     const at::Tensor& input, at::IntArrayRef normalized_shape,
     const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps) {
   const char* op = "native_layer_norm";
+  check_floating_input(input, op);
   const auto [M, K] = ln_split(input, normalized_shape, op);
   const bool has_w = defined(weight), has_b = defined(bias);
   const auto sshape = stat_shape(input, normalized_shape.size());
@@ -306,6 +317,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     const at::Tensor& mean, const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
     const std::optional<at::Tensor>& bias, std::array<bool, 3> mask) {
   const char* op = "native_layer_norm_backward";
+  check_floating_input(input, op);
   const auto [M, K] = ln_split(input, normalized_shape, op);
   const bool has_w = defined(weight);
   at::Tensor gi, gw, gb;
@@ -359,6 +371,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
     const std::optional<at::Tensor>& bias, int64_t N, int64_t C, int64_t HxW, int64_t group,
     double eps) {
   const char* op = "native_group_norm";
+  check_floating_input(input, op);
   TORCH_CHECK(group > 0 && C % group == 0, op, ": Expected number of channels in input to be ",
               "divisible by num_groups, but got input of shape ", input.sizes(),
               " and num_groups=", group);
@@ -404,6 +417,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
     const at::Tensor& rstd, const std::optional<at::Tensor>& weight, int64_t N, int64_t C,
     int64_t HxW, int64_t group, std::array<bool, 3> mask) {
   const char* op = "native_group_norm_backward";
+  check_floating_input(input, op);
   const bool has_w = defined(weight);
   const int64_t G = group, D = C / G * HxW;
   at::Tensor gi, gw, gb;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "core/allocator.h"
 #include "core/dtype_map.h"
@@ -43,52 +44,81 @@ void ViewArg::append_key(std::string& key) const {
 
 namespace {
 
-// True when writing `v` replaces every byte of `storage`.
+// True when writing `v` replaces every byte of `storage` (a contiguous view,
+// or a permutation of one such as a transposed or channels_last result).
 bool covers_storage(const at::Tensor& t, const ViewArg& v, const DeviceStorage& storage) {
-  return v.offset == 0 && t.is_contiguous() &&
+  return v.offset == 0 && t.is_non_overlapping_and_dense() &&
          static_cast<size_t>(v.numel) * hlo::byte_size(v.element) == storage.nbytes();
 }
 
 }  // namespace
 
-std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t) {
+namespace {
+
+// The value CPU's cast of a wrapped-number tensor gives: integers wrap
+// modulo the width, floats round (to inf past the range), complex numbers
+// keep their real part for a real type. A float that does not fit an
+// integer type (undefined behaviour in that cast) raises instead.
+template <typename T>
+T wrapped_cast(const c10::Scalar& s) {
+  if (s.isIntegral(/*includeBool=*/true)) {
+    if (s.isUnsigned()) return c10::convert<T>(s.to<uint64_t>());
+    return c10::convert<T>(s.toLong());
+  }
+  if constexpr (std::is_integral_v<T>) {
+    return s.to<T>();
+  } else {
+    if (s.isComplex()) return c10::convert<T>(s.toComplexDouble());
+    return c10::convert<T>(s.toDouble());
+  }
+}
+
+}  // namespace
+
+std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t,
+                                       ScalarConversion conversion) {
+  const bool wrap = conversion == ScalarConversion::kWrapped;
   auto pack = [](auto value) {
     std::vector<unsigned char> out(sizeof(value));
     std::memcpy(out.data(), &value, sizeof(value));
     return out;
+  };
+  auto cast = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    return pack(wrap ? wrapped_cast<T>(s) : s.to<T>());
   };
   using hlo::ElementType;
   switch (t) {
     case ElementType::kPred:
       return pack(static_cast<uint8_t>(s.toBool()));
     case ElementType::kS8:
-      return pack(s.to<int8_t>());
+      return cast(int8_t{});
     case ElementType::kS16:
-      return pack(s.to<int16_t>());
+      return cast(int16_t{});
     case ElementType::kS32:
-      return pack(s.to<int32_t>());
+      return cast(int32_t{});
     case ElementType::kS64:
-      return pack(s.to<int64_t>());
+      return cast(int64_t{});
     case ElementType::kU8:
-      return pack(s.to<uint8_t>());
+      return cast(uint8_t{});
     case ElementType::kU16:
-      return pack(s.to<uint16_t>());
+      return cast(uint16_t{});
     case ElementType::kU32:
-      return pack(s.to<uint32_t>());
+      return cast(uint32_t{});
     case ElementType::kU64:
-      return pack(s.to<uint64_t>());
+      return cast(uint64_t{});
     case ElementType::kF16:
-      return pack(s.to<c10::Half>());
+      return cast(c10::Half{});
     case ElementType::kBF16:
-      return pack(s.to<c10::BFloat16>());
+      return cast(c10::BFloat16{});
     case ElementType::kF32:
-      return pack(s.to<float>());
+      return cast(float{});
     case ElementType::kF64:
-      return pack(s.to<double>());
+      return cast(double{});
     case ElementType::kC64:
-      return pack(s.to<c10::complex<float>>());
+      return cast(c10::complex<float>{});
     case ElementType::kC128:
-      return pack(s.to<c10::complex<double>>());
+      return cast(c10::complex<double>{});
   }
   return {};
 }
@@ -128,9 +158,10 @@ void TensorProgram::input(const at::Tensor& t) {
   inputs_.emplace_back(slot, std::move(v));
 }
 
-void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type) {
+void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type,
+                           ScalarConversion conversion) {
   input_order_.push_back(~static_cast<int>(scalars_.size()));
-  const std::vector<unsigned char> bytes = pack_scalar(value, type);
+  const std::vector<unsigned char> bytes = pack_scalar(value, type, conversion);
   ScalarArg arg{type, {}, bytes.size()};
   std::memcpy(arg.bytes.data(), bytes.data(), bytes.size());
   scalars_.push_back(arg);
@@ -219,7 +250,7 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
     hlo::Value value = b.convert(results[i], view.element);
     if (value.type.dims != sizes) value = b.reshape(value, sizes);
     if (!slots_[slot].needs_base) {
-      current[slot] = b.reshape(value, {view.numel});
+      current[slot] = hlo::dense_to_flat(b, value, view.strided());
     } else {
       current[slot] = hlo::write_view(b, current[slot], view.strided(), value);
     }

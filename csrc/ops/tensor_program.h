@@ -43,6 +43,17 @@ struct ViewArg {
   void append_key(std::string& key) const;
 };
 
+// How a runtime scalar becomes a value of the program's element type.
+enum class ScalarConversion {
+  // Raises (like CPU) when the value does not fit: fill_, alpha, clamp's
+  // bounds, and every scalar ATen reads with Scalar::to<T>().
+  kChecked,
+  // Wraps and rounds like the C++ cast CPU applies to a wrapped-number
+  // tensor: the Python number operand of a binary op (int8 * 1000 is -24
+  // per element, float32 + 1e300 is inf).
+  kWrapped,
+};
+
 // Called only when the program is not in the executable cache yet.
 using Lowering = c10::function_ref<std::vector<hlo::Value>(hlo::Builder&,
                                                            const std::vector<hlo::Value>& inputs)>;
@@ -56,7 +67,8 @@ class TensorProgram {
   // Adds a tpu tensor input; its value in the lowering has shape t.sizes().
   void input(const at::Tensor& t);
   // Adds a scalar passed at run time (so a new value does not recompile).
-  void scalar(const c10::Scalar& value, hlo::ElementType type);
+  void scalar(const c10::Scalar& value, hlo::ElementType type,
+              ScalarConversion conversion = ScalarConversion::kChecked);
   // Adds a destination; the lowering's i-th result is written to the i-th.
   void output(const at::Tensor& dst);
   // The program checks indices on the device: after its results the lowering
@@ -100,8 +112,10 @@ class TensorProgram {
   IndexErrorClass index_error_class_ = IndexErrorClass::kIndexError;
 };
 
-// A scalar's bytes in `type`; raises (like CPU) when the value does not fit.
-std::vector<unsigned char> pack_scalar(const c10::Scalar& value, hlo::ElementType type);
+// A scalar's bytes in `type`; kChecked raises (like CPU) when the value does
+// not fit.
+std::vector<unsigned char> pack_scalar(const c10::Scalar& value, hlo::ElementType type,
+                                       ScalarConversion conversion = ScalarConversion::kChecked);
 
 // Fills `out` with `value` (any pending-capable whole-storage fill).
 void fill_tensor(const at::Tensor& out, const c10::Scalar& value, const char* op);
