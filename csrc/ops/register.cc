@@ -8,6 +8,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "ops/data_dependent_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/index_kernels.h"
 #include "ops/kernels.h"
@@ -179,6 +180,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("replication_pad2d_backward", TORCH_FN(replication_pad_backward));
   m.impl("replication_pad3d", TORCH_FN(replication_pad));
   m.impl("replication_pad3d_backward", TORCH_FN(replication_pad_backward));
+  // Data-dependent result sizes (nonzero, masked_select and
+  // repeat_interleave.Tensor are registered above).
+  m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("_unique", TORCH_FN(unique));
+  m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
+  m.impl("unique_dim", TORCH_FN(unique_dim));
+  m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
+  m.impl("bincount", TORCH_FN(bincount));
   m.impl("_fused_adam_", TORCH_FN(fused_adam_));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));
