@@ -16,6 +16,7 @@
 #include "ops/optimizer_kernels.h"
 #include "ops/reduction.h"
 #include "ops/shape_kernels.h"
+#include "ops/shift_operator_kernels.h"
 
 namespace torch_tpu::ops {
 
@@ -188,6 +189,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unique_dim", TORCH_FN(unique_dim));
   m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
   m.impl("bincount", TORCH_FN(bincount));
+  // Python's << and >>.
+  m.impl("__lshift__.Tensor", TORCH_FN(lshift_tensor));
+  m.impl("__lshift__.Scalar", TORCH_FN(lshift_scalar));
+  m.impl("__ilshift__.Tensor", TORCH_FN(ilshift_tensor));
+  m.impl("__ilshift__.Scalar", TORCH_FN(ilshift_scalar));
+  m.impl("__rshift__.Tensor", TORCH_FN(rshift_tensor));
+  m.impl("__rshift__.Scalar", TORCH_FN(rshift_scalar));
+  m.impl("__irshift__.Tensor", TORCH_FN(irshift_tensor));
+  m.impl("__irshift__.Scalar", TORCH_FN(irshift_scalar));
   m.impl("_fused_adam_", TORCH_FN(fused_adam_));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));
