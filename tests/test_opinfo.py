@@ -158,7 +158,7 @@ ALLOW = [
     "_unsafe_masked_index_put_accumulate", "gather", "take", "take_along_dim",
     "put", "scatter", "scatter_add", "scatter_reduce.sum", "scatter_reduce.prod",
     "scatter_reduce.mean", "scatter_reduce.amin", "scatter_reduce.amax",
-    "nonzero", "argwhere", "unravel_index",
+    "nonzero", "argwhere", "unravel_index", "index_copy", "index_fill", "masked_scatter",
     # views and shape ops
     "view", "view_as", "reshape", "reshape_as", "ravel", "transpose", "permute",
     "movedim", "t", "mT", "mH", "T", "H", "narrow", "select", "expand", "expand_as",
@@ -261,10 +261,9 @@ NOT_YET = {
     "searchsorted": "aten::searchsorted.Tensor", "bucketize": "aten::bucketize.Tensor",
     "isin": "aten::isin.Tensor_Tensor_out",
     # indexing
-    "index_copy": "aten::index_copy.out", "index_fill": "aten::index_fill_.int_Scalar",
     "index_reduce.mean": "aten::index_reduce.out", "index_reduce.prod": "aten::index_reduce.out",
     "index_reduce.amin": "aten::index_reduce.out", "index_reduce.amax": "aten::index_reduce.out",
-    "masked_scatter": "aten::masked_scatter_", "nonzero_static": "aten::nonzero_static",
+    "nonzero_static": "aten::nonzero_static",
     # factories
     "linspace": "aten::linspace.out",
     "linspace.tensor_overload": "aten::linspace.out", "logspace": "aten::logspace.out",
@@ -368,8 +367,6 @@ SKIPS = {
     **_samples_of("linalg.matrix_norm", range(4, 8), _needs("aten::_linalg_svd.U", "ord='nuc'")),
     # -- backward formulas that need an aten op with no tpu lowering yet --
     ("sgn", "float32", "grad"): _needs("aten::_efficientzerotensor", "sgn backward, real input"),
-    ("masked_select", "float32", "grad"): _needs("aten::masked_scatter_", "masked_select backward"),
-    ("combinations", "float32", "grad"): _needs("aten::masked_scatter_", "combinations backward"),
     ("unfold", "float32", "grad"): _needs("aten::unfold_backward"),
     ("unfold_copy", "float32", "grad"): _needs("aten::unfold_backward"),
 }

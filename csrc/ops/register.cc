@@ -11,6 +11,7 @@
 #include "ops/data_dependent_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/index_kernels.h"
+#include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
@@ -189,6 +190,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unique_dim", TORCH_FN(unique_dim));
   m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
   m.impl("bincount", TORCH_FN(bincount));
+  // Writes at an index or a mask (the functional and in-place forms of
+  // index_copy, and the functional forms of the others, are composites).
+  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+  m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_scalar_));
+  m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor_));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_));
   // Python's << and >>.
   m.impl("__lshift__.Tensor", TORCH_FN(lshift_tensor));
   m.impl("__lshift__.Scalar", TORCH_FN(lshift_scalar));
