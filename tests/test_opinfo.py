@@ -134,6 +134,8 @@ ALLOW = [
     "max.reduction_with_dim", "max.reduction_no_dim",
     "min.reduction_with_dim", "min.reduction_no_dim", "count_nonzero",
     "var", "var.unbiased", "std", "std.unbiased", "logsumexp", "sum_to_size",
+    "equal", "aminmax", "nansum", "nanmean", "std_mean", "std_mean.unbiased", "var_mean",
+    "var_mean.unbiased", "logcumsumexp",
     "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "cumsum", "cumprod",
     "quantile", "nanquantile", "item",
     "norm", "norm.fro", "norm.inf", "linalg.vector_norm", "linalg.norm",
@@ -248,12 +250,7 @@ NOT_YET = {
     "dist": "aten::norm.out", "renorm": "aten::renorm.out",
     "cov": "aten::equal", "corrcoef": "aten::equal",
     # reductions, scans, order statistics
-    "equal": "aten::equal", "aminmax": "aten::aminmax.out",
-    "nansum": "aten::nansum", "nanmean": "aten::nansum",
-    "std_mean": "aten::std_mean.correction", "std_mean.unbiased": "aten::std_mean.correction",
-    "var_mean": "aten::var_mean.correction", "var_mean.unbiased": "aten::var_mean.correction",
     "cummax": "aten::_cummax_helper", "cummin": "aten::_cummin_helper",
-    "logcumsumexp": "aten::_logcumsumexp",
     "median": "aten::median", "nanmedian": "aten::nanmedian", "mode": "aten::mode",
     "kthvalue": "aten::kthvalue.values",
     "unique": "aten::_unique2", "unique_consecutive": "aten::unique_consecutive",
@@ -412,6 +409,11 @@ TOLERANCES = {
     ("nn.functional.instance_norm", "bfloat16"): dict(atol=0.125, rtol=1.6e-2),
 }
 GRAD_TOLERANCES = {
+    # Samples 0-1 set a column to 10000, where float32's spacing is ~1e-3: the
+    # backward's exp(log|grad| - result + self) is then off from float64 by up
+    # to 2.4e-3 on CPU and 2.1e-3 on tpu (a tree-order scan vs CPU's
+    # sequential one); the two differ by up to 1.8e-3.
+    ("logcumsumexp", "float32"): dict(atol=3e-3, rtol=3e-3),
     # float32 sums over the other operand in a different order: 5.3e-5 on
     # values ~15 (relative 3.4e-6).
     ("kron", "float32"): dict(atol=1e-4, rtol=1e-5),

@@ -16,6 +16,7 @@
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
 #include "ops/reduction.h"
+#include "ops/reduction_variant_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
 
@@ -196,6 +197,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_scalar_));
   m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor_));
   m.impl("masked_scatter_", TORCH_FN(masked_scatter_));
+  // Reductions outside the boxed reduction kernel.
+  m.impl("aminmax.out", TORCH_FN(aminmax_out));
+  m.impl("nansum", TORCH_FN(nansum));
+  m.impl("nansum.out", TORCH_FN(nansum_out));
+  m.impl("var_mean.correction", TORCH_FN(var_mean));
+  m.impl("std_mean.correction", TORCH_FN(std_mean));
+  m.impl("equal", TORCH_FN(equal));
+  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
   // Python's << and >>.
   m.impl("__lshift__.Tensor", TORCH_FN(lshift_tensor));
   m.impl("__lshift__.Scalar", TORCH_FN(lshift_scalar));
