@@ -15,6 +15,7 @@
 #include "ops/kernels.h"
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
+#include "ops/order_stat_kernels.h"
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
 #include "ops/shape_kernels.h"
@@ -206,6 +207,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("equal", TORCH_FN(equal));
   m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
   m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+  // Order statistics.
+  m.impl("median", TORCH_FN(median));
+  m.impl("nanmedian", TORCH_FN(nanmedian));
+  m.impl("median.dim_values", TORCH_FN(median_dim_out));
+  m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
+  m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
+  m.impl("mode", TORCH_FN(mode));
   // Python's << and >>.
   m.impl("__lshift__.Tensor", TORCH_FN(lshift_tensor));
   m.impl("__lshift__.Scalar", TORCH_FN(lshift_scalar));
