@@ -18,6 +18,7 @@
 #include "ops/order_stat_kernels.h"
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
+#include "ops/search_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
 
@@ -214,6 +215,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
   m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
   m.impl("mode", TORCH_FN(mode));
+  // Searching sorted boundaries.
+  m.impl("searchsorted.Tensor", TORCH_FN(searchsorted));
+  m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
+  m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
+  m.impl("searchsorted.Scalar_out", TORCH_FN(searchsorted_scalar_out));
+  m.impl("bucketize.Tensor", TORCH_FN(bucketize));
+  m.impl("bucketize.Tensor_out", TORCH_FN(bucketize_out));
+  m.impl("bucketize.Scalar", TORCH_FN(bucketize_scalar));
   // Python's << and >>.
   m.impl("__lshift__.Tensor", TORCH_FN(lshift_tensor));
   m.impl("__lshift__.Scalar", TORCH_FN(lshift_scalar));
