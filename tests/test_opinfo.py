@@ -187,7 +187,8 @@ ALLOW = [
     "clone", "contiguous", "zeros_like", "ones_like", "full_like", "fill", "zero_",
     "zeros", "ones", "full", "arange", "scalar_tensor", "new_zeros", "new_ones",
     "new_full", "float", "double", "bool", "long", "int", "half", "bfloat16",
-    "byte", "char", "short", "to", "eye",
+    "byte", "char", "short", "to", "eye", "linspace", "linspace.tensor_overload", "logspace",
+    "logspace.tensor_overload",
     # activations / losses
     "nn.functional.relu", "nn.functional.relu6", "nn.functional.silu",
     "nn.functional.gelu", "nn.functional.elu", "nn.functional.celu",
@@ -261,9 +262,6 @@ NOT_YET = {
     "index_reduce.amin": "aten::index_reduce.out", "index_reduce.amax": "aten::index_reduce.out",
     "nonzero_static": "aten::nonzero_static",
     # factories
-    "linspace": "aten::linspace.out",
-    "linspace.tensor_overload": "aten::linspace.out", "logspace": "aten::logspace.out",
-    "logspace.tensor_overload": "aten::logspace.out",
     "triu_indices": "aten::triu_indices", "tril_indices": "aten::tril_indices",
     # nn
     "nn.functional.softshrink": "aten::softshrink.out",

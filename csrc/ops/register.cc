@@ -19,6 +19,7 @@
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
 #include "ops/search_kernels.h"
+#include "ops/sequence_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
 
@@ -36,6 +37,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor_value));
   m.impl("zero_", TORCH_FN(zero_));
   m.impl("arange.start_out", TORCH_FN(arange_out));
+  m.impl("linspace.out", TORCH_FN(linspace_out));
+  m.impl("logspace.out", TORCH_FN(logspace_out));
   // Copies and host reads.
   m.impl("copy_", TORCH_FN(copy_));
   m.impl("_copy_from", TORCH_FN(copy_from));
