@@ -93,6 +93,11 @@ SAMPLE_LIMITS = {
     "linalg.matrix_norm": 12,
     # the first 32 samples are all empty; 32-63 search 10-element rows
     "searchsorted": 64,
+    # the first 24 (unique) and 12 (unique_consecutive) samples are 0-d;
+    # the next ones are 1-d, with dim=None, 0 and -1 (tests/test_new_ops.py
+    # covers the N-d dim variants)
+    "unique": 36,
+    "unique_consecutive": 24,
 }
 SEED = 1234
 _IGNORE = os.environ.get("TORCH_TPU_OPINFO_IGNORE_SKIPS", "")
@@ -149,7 +154,7 @@ ALLOW = [
     # linear algebra
     "mm", "bmm", "addmm", "addmm.decomposed", "baddbmm", "mv", "addmv", "dot",
     "matmul", "addr", "inner", "outer", "kron", "tensordot", "einsum",
-    "linalg.multi_dot", "nn.functional.linear", "nn.functional.bilinear",
+    "linalg.multi_dot", "nn.functional.linear", "nn.functional.bilinear", "cov", "corrcoef",
     # joining / splitting / selection
     "cat", "stack", "hstack", "vstack", "dstack", "column_stack", "block_diag",
     "cartesian_prod", "combinations", "meshgrid.variadic_tensors",
@@ -163,6 +168,7 @@ ALLOW = [
     "put", "scatter", "scatter_add", "scatter_reduce.sum", "scatter_reduce.prod",
     "scatter_reduce.mean", "scatter_reduce.amin", "scatter_reduce.amax",
     "nonzero", "argwhere", "unravel_index", "index_copy", "index_fill", "masked_scatter",
+    "unique", "unique_consecutive", "bincount",
     # views and shape ops
     "view", "view_as", "reshape", "reshape_as", "ravel", "transpose", "permute",
     "movedim", "t", "mT", "mH", "T", "H", "narrow", "select", "expand", "expand_as",
@@ -251,11 +257,9 @@ NOT_YET = {
     "linalg.cross": "aten::linalg_cross.out", "cdist": "aten::_cdist_forward",
     "nn.functional.pdist": "aten::_pdist_forward", "norm.nuc": "aten::_linalg_svd.U",
     "dist": "aten::norm.out", "renorm": "aten::renorm.out",
-    "cov": "aten::equal", "corrcoef": "aten::equal",
     # reductions, scans, order statistics
     "cummax": "aten::_cummax_helper", "cummin": "aten::_cummin_helper",
-    "unique": "aten::_unique2", "unique_consecutive": "aten::unique_consecutive",
-    "histc": "aten::histc", "histogram": "aten::histogram.bin_ct", "bincount": "aten::bincount",
+    "histc": "aten::histc", "histogram": "aten::histogram.bin_ct",
     "isin": "aten::isin.Tensor_Tensor_out",
     # indexing
     "index_reduce.mean": "aten::index_reduce.out", "index_reduce.prod": "aten::index_reduce.out",
