@@ -17,8 +17,9 @@
 //    storage is at most twice what it needs.
 //  - unique and its variants need a sort before anything can be counted, so
 //    they compute padded results of the input's size and the count in one
-//    program (one compile per input shape); the storage then holds up to
-//    numel elements, no more than the input already does.
+//    program (one compile per input shape), then, when the count is below
+//    half the input's size, keep a bucket of rows (one more small program,
+//    one compile per bucket).
 // Either way the returned tensor is its storage's first `count` rows
 // (a resize that only shrinks, which moves no data).
 #include <ATen/ExpandUtils.h>
@@ -181,9 +182,10 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
 
 at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int64_t> output_size) {
   const char* op = "repeat_interleave";
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+      "\"repeat_interleave_cpu\" not implemented for '", c10::toString(repeats.scalar_type()), "'");
   TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
-  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
-              "repeats has to be Long or Int tensor");
   const int64_t n = repeats.numel();
   if (n == 0) return at::empty({0}, repeats.options());
   // Without output_size the total is read back (with the smallest count, to
@@ -341,6 +343,26 @@ UniqueResult unique_rows(const at::Tensor& rows_view, bool consecutive, const ch
   });
   const int64_t groups = read_small(count)[0];
   std::vector<int64_t> sizes = rows_view.sizes().vec();
+  // Few groups: keep only a bucket of rows (one program per bucket), so the
+  // results hold at most twice the storage they need.
+  const int64_t keep = bucket_for(groups, n);
+  if (keep < n) {
+    sizes[0] = keep;
+    at::Tensor values = at::empty(sizes, rows_view.options());
+    at::Tensor counts = long_tensor({keep}, rows_view);
+    TensorProgram compact(op, program_key("unique_keep", keep));
+    compact.input(r.values);
+    compact.input(r.counts);
+    compact.output(values);
+    compact.output(counts);
+    compact.run([&](Builder& b, const std::vector<Value>& in) {
+      Value rows = b.reshape(in[0], {n, m});
+      return std::vector<Value>{b.slice(rows, {0, 0}, {keep, m}, {1, 1}),
+                                b.slice(in[1], {0}, {keep}, {1})};
+    });
+    r.values = values;
+    r.counts = counts;
+  }
   sizes[0] = groups;
   resize_(r.values, sizes, std::nullopt);
   resize_(r.counts, {groups}, std::nullopt);

@@ -9,6 +9,7 @@
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
 
+#include <cmath>
 #include <limits>
 
 #include "core/dtype_map.h"
@@ -104,10 +105,18 @@ std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::op
   program.output(min);
   program.output(max);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    // min/max of bools are and/or; NaN propagates through minimum/maximum.
+    // min/max of bools are and/or.
     const bool pred = in[0].type.element == ElementType::kPred;
     Value lo = reduce(b, in[0], dims, pred ? "and" : "minimum");
     Value hi = reduce(b, in[0], dims, pred ? "or" : "maximum");
+    if (hlo::is_float(in[0].type.element)) {
+      // A NaN anywhere in a slice makes both NaN. (The plugin's
+      // minimum/maximum return the other operand when the second is NaN.)
+      Value nan = reduce(b, b.compare(Compare::kNE, in[0], in[0]), dims, "or");
+      Value nan_value = b.splat(b.constant(in[0].type.element, std::nan("")), lo.type.dims);
+      lo = b.select(nan, nan_value, lo);
+      hi = b.select(nan, nan_value, hi);
+    }
     return std::vector<Value>{b.reshape(lo, shape), b.reshape(hi, shape)};
   });
   return {min, max};
@@ -252,9 +261,9 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
     const int64_t n = shape[dim];
     const double inf = std::numeric_limits<double>::infinity();
     Value neg_inf = b.constant(acc, -inf);
-    // CPU's log-add-exp step: max + log1p(exp(min - max)) (minimum and
-    // maximum propagate NaN),
-    // and two equal infinities left as they are.
+    // CPU's log-add-exp step: max + log1p(exp(min - max)), NaN if either
+    // is NaN (the plugin's minimum/maximum drop a NaN second operand), and
+    // two equal infinities left as they are.
     auto combine = [&](Value acc_value, Value next) {
       Value lo = b.binary("minimum", acc_value, next);
       Value hi = b.binary("maximum", acc_value, next);
@@ -263,7 +272,9 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
       Value finite =
           b.compare(Compare::kLT, b.unary("abs", lo), b.splat(b.constant(acc, inf), shape));
       Value special = b.binary("and", b.compare(Compare::kEQ, lo, hi), b.unary("not", finite));
-      return b.select(special, acc_value, r);
+      Value nan = b.binary("or", b.compare(Compare::kNE, acc_value, acc_value),
+                           b.compare(Compare::kNE, next, next));
+      return b.select(nan, b.binary("add", acc_value, next), b.select(special, acc_value, r));
     };
     // Inclusive scan in log2(n) steps: each element combines with the partial
     // result `step` places before it (-inf, the identity, before the start).
