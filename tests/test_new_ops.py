@@ -588,6 +588,11 @@ def test_order_statistic_errors_and_out():
     same(lambda t: torch.median(t, 1, out=(torch.empty(0, device=t.device),
                                             torch.empty(0, dtype=torch.long, device=t.device))),
          torch.randn(3, 4))
+    same(lambda t: torch.mode(t, 1, out=(torch.empty(0, dtype=t.dtype, device=t.device),
+                                         torch.empty(0, dtype=torch.long, device=t.device))),
+         torch.randint(0, 3, (3, 5), generator=torch.Generator().manual_seed(8)))
+    same(lambda t: torch.ops.aten.median.out(t, out=torch.empty(0, device=t.device)),
+         torch.tensor([3.0, 1.0, 2.0, 5.0]))
     same(torch.median, torch.zeros(0))
     same(lambda t: torch.mode(t, 0), torch.tensor([True, False, True]))
     same_error(torch.median, torch.tensor([True]))

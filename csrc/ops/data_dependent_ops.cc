@@ -25,8 +25,10 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"

@@ -193,7 +193,7 @@ Value clamp_value(Builder& b, const Inputs& in, Value x) {
   return x;
 }
 
-// --- Shifts, number theory and special functions (issue 8) ---
+// --- Shifts, number theory and special functions ---
 
 // x << s and x >> s with CPU's rules for shift amounts outside [0, bits):
 // 0 for left and logical right shifts, the sign fill for arithmetic right.
@@ -363,8 +363,8 @@ Value trigamma_value(Builder& b, const Inputs& in, Value x) {
 
 // The dtypes CPU's kernels for these ops reject (their dispatch macros raise
 // NotImplementedError naming the kernel), and heaviside's same-dtype rule.
-void check_issue8_dtypes(const std::string& name, at::ScalarType compute,
-                         c10::ArrayRef<at::ScalarType> tensor_dtypes) {
+void reject_kernel_dtypes(const std::string& name, at::ScalarType compute,
+                          c10::ArrayRef<at::ScalarType> tensor_dtypes) {
   auto kernel = [&]() -> const char* {
     if (name == "bitwise_left_shift") return "lshift_cpu";
     if (name == "bitwise_right_shift") return "rshift_cpu";
@@ -659,7 +659,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value q = b.binary("divide", in["tensor1"], in["tensor2"]);
          if (in.has("value")) q = b.binary("multiply", in["value"], q);
          return b.binary("add", in["self"], q); }, {"self", "tensor1", "tensor2"}}},
-      // Shifts, number theory and special functions (issue 8).
+      // Shifts, number theory and special functions.
       {"bitwise_left_shift", {R::kPromoted, [](Builder& b, const Inputs& in) { return shift(b, in, true); }}},
       {"bitwise_right_shift", {R::kPromoted, [](Builder& b, const Inputs& in) { return shift(b, in, false); }}},
       {"signbit", {R::kBool, [](Builder& b, const Inputs& in) {
@@ -672,7 +672,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
            return b.compare(C::kLT, i, b.zeros(i.type));
          }
          if (hlo::is_signed_int(t)) return b.compare(C::kLT, x, b.zeros(x.type));
-         return b.compare(C::kNE, x, x); }}},
+         return b.splat(b.constant_int(ElementType::kPred, 0), in.shape); }}},
       {"gcd", {R::kPromoted, [](Builder& b, const Inputs& in) { return gcd_value(b, in, in["self"], in["other"]); }}},
       {"lcm", {R::kPromoted, [](Builder& b, const Inputs& in) { return lcm_value(b, in, in["self"], in["other"]); }}},
       {"sinc", {R::kFloat, [](Builder& b, const Inputs& in) {
@@ -1104,7 +1104,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     for (const auto& o : operands) {
       if (o.is_tensor) tensor_dtypes.push_back(o.tensor->scalar_type());
     }
-    check_issue8_dtypes(name, compute, tensor_dtypes);
+    reject_kernel_dtypes(name, compute, tensor_dtypes);
   }
   if (name.rfind("bitwise_", 0) == 0) {
     TORCH_CHECK(at::isIntegralType(compute, /*includeBool=*/true), "\"", name,

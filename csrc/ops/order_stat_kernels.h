@@ -19,5 +19,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
                                                   bool keepdim, at::Tensor& values,
                                                   at::Tensor& indices);
 std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim);
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                                              at::Tensor& values, at::Tensor& indices);
 
 }  // namespace torch_tpu::ops

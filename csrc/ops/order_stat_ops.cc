@@ -67,9 +67,9 @@ Reduced reduced_along(const at::Tensor& self, int64_t dim, bool keepdim, const c
   Reduced r;
   r.dim = c10::maybe_wrap_dim(dim, self.dim());
   r.n = self.dim() == 0 ? 1 : self.size(r.dim);
-  if (self.dim() > 0) {
-    TORCH_CHECK_INDEX(self.numel() == 0 ? self.size(r.dim) != 0 : true, op,
-                      ": Expected reduction dim ", r.dim, " to have non-zero size.");
+  if (self.numel() == 0 && self.dim() > 0) {
+    TORCH_CHECK_INDEX(self.size(r.dim) != 0, op, ": Expected reduction dim ", r.dim,
+                      " to have non-zero size.");
   }
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (d != r.dim) {
@@ -209,11 +209,11 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
   return {values, indices};
 }
 
-std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                                              at::Tensor& values, at::Tensor& indices) {
   const char* op = "mode()";
   const Reduced r = reduced_along(self, dim, keepdim, op);
-  at::Tensor values = at::empty(r.shape, self.options());
-  at::Tensor indices = at::empty(r.shape, self.options().dtype(at::kLong));
+  prepare_outputs(self, r, values, indices, op);
   run_rows(op, program_key("mode_rows", r.dim, keepdim), self, r, values, indices,
            [&](Builder& b, Value sorted, Value positions, Value /*unsorted*/) {
              const int64_t m = r.rows, n = r.n;
@@ -238,6 +238,13 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
                                   b.constant_int(ElementType::kS64, n), {1}, "minimum");
              return std::make_pair(pick(b, sorted, col), pick(b, positions, col));
            });
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options());
+  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  mode_out(self, dim, keepdim, values, indices);
   return {values, indices};
 }
 

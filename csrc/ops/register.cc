@@ -218,6 +218,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
   m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
   m.impl("mode", TORCH_FN(mode));
+  // (CPU's mode.values accepts only CPU, CUDA and XPU tensors.)
+  m.impl("mode.values", TORCH_FN(mode_out));
   // Searching sorted boundaries.
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted));
   m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
