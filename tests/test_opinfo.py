@@ -91,6 +91,13 @@ SAMPLE_LIMITS = {
     "nn.functional.interpolate.bilinear": 12,
     "nn.functional.interpolate.nearest": 14,
     "linalg.matrix_norm": 12,
+    # the first 32 samples are all empty; 32-63 search 10-element rows
+    "searchsorted": 64,
+    # the first 24 (unique) and 12 (unique_consecutive) samples are 0-d;
+    # the next ones are 1-d, with dim=None, 0 and -1 (tests/test_new_ops.py
+    # covers the N-d dim variants)
+    "unique": 36,
+    "unique_consecutive": 24,
 }
 SEED = 1234
 _IGNORE = os.environ.get("TORCH_TPU_OPINFO_IGNORE_SKIPS", "")
@@ -112,6 +119,8 @@ ALLOW = [
     "round.decimals_0", "round.decimals_3", "round.decimals_neg_3",
     "positive", "deg2rad", "rad2deg", "bitwise_not",
     "isfinite", "isinf", "isnan", "isreal", "isneginf", "isposinf", "nan_to_num",
+    "signbit", "sinc", "erfc", "lgamma", "digamma", "i0",
+    "mvlgamma.mvlgamma_p_1", "mvlgamma.mvlgamma_p_3", "mvlgamma.mvlgamma_p_5",
     "real", "conj", "conj_physical",
     # elementwise binary / ternary
     "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding",
@@ -123,6 +132,8 @@ ALLOW = [
     "bitwise_and", "bitwise_or", "bitwise_xor",
     "logical_and", "logical_or", "logical_xor",
     "eq", "ne", "lt", "le", "gt", "ge",
+    "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm", "logaddexp", "logaddexp2",
+    "heaviside",
     "__radd__", "__rmul__", "__rdiv__", "__rpow__", "__rmod__", "__rmatmul__",
     "__rand__", "__ror__", "__rxor__",
     # reductions and scans
@@ -130,6 +141,8 @@ ALLOW = [
     "max.reduction_with_dim", "max.reduction_no_dim",
     "min.reduction_with_dim", "min.reduction_no_dim", "count_nonzero",
     "var", "var.unbiased", "std", "std.unbiased", "logsumexp", "sum_to_size",
+    "equal", "aminmax", "nansum", "nanmean", "std_mean", "std_mean.unbiased", "var_mean",
+    "var_mean.unbiased", "logcumsumexp", "median", "nanmedian", "mode", "kthvalue",
     "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "cumsum", "cumprod",
     "cummax", "cummin",
     "quantile", "nanquantile", "item",
@@ -138,11 +151,11 @@ ALLOW = [
     "softmax", "softmax.with_dtype", "log_softmax", "log_softmax.with_dtype",
     "_softmax_backward_data", "torch.ops.aten._safe_softmax.default",
     # sorting
-    "sort", "argsort", "msort", "topk",
+    "sort", "argsort", "msort", "topk", "searchsorted", "bucketize",
     # linear algebra
     "mm", "bmm", "addmm", "addmm.decomposed", "baddbmm", "mv", "addmv", "dot",
     "matmul", "addr", "inner", "outer", "kron", "tensordot", "einsum",
-    "linalg.multi_dot", "nn.functional.linear", "nn.functional.bilinear",
+    "linalg.multi_dot", "nn.functional.linear", "nn.functional.bilinear", "cov", "corrcoef",
     # joining / splitting / selection
     "cat", "stack", "hstack", "vstack", "dstack", "column_stack", "block_diag",
     "cartesian_prod", "combinations", "meshgrid.variadic_tensors",
@@ -155,7 +168,8 @@ ALLOW = [
     "_unsafe_masked_index_put_accumulate", "gather", "take", "take_along_dim",
     "put", "scatter", "scatter_add", "scatter_reduce.sum", "scatter_reduce.prod",
     "scatter_reduce.mean", "scatter_reduce.amin", "scatter_reduce.amax",
-    "nonzero", "argwhere", "unravel_index",
+    "nonzero", "argwhere", "unravel_index", "index_copy", "index_fill", "masked_scatter",
+    "unique", "unique_consecutive", "bincount",
     # views and shape ops
     "view", "view_as", "reshape", "reshape_as", "ravel", "transpose", "permute",
     "movedim", "t", "mT", "mH", "T", "H", "narrow", "select", "expand", "expand_as",
@@ -180,7 +194,8 @@ ALLOW = [
     "clone", "contiguous", "zeros_like", "ones_like", "full_like", "fill", "zero_",
     "zeros", "ones", "full", "arange", "scalar_tensor", "new_zeros", "new_ones",
     "new_full", "float", "double", "bool", "long", "int", "half", "bfloat16",
-    "byte", "char", "short", "to", "eye",
+    "byte", "char", "short", "to", "eye", "linspace", "linspace.tensor_overload", "logspace",
+    "logspace.tensor_overload",
     # activations / losses
     "nn.functional.relu", "nn.functional.relu6", "nn.functional.silu",
     "nn.functional.gelu", "nn.functional.elu", "nn.functional.celu",
@@ -231,20 +246,12 @@ ALLOW = [
 # merits), which is the quick way to see what newly added lowerings enable.
 NOT_YET = {
     # elementwise
-    "erfc": "aten::erfc.out", "lgamma": "aten::lgamma.out", "digamma": "aten::digamma.out",
-    "mvlgamma.mvlgamma_p_1": "aten::lgamma.out", "mvlgamma.mvlgamma_p_3": "aten::lgamma.out",
-    "mvlgamma.mvlgamma_p_5": "aten::lgamma.out",
-    "polygamma.polygamma_n_0": "aten::polygamma.out", "polygamma.polygamma_n_1": "aten::polygamma.out",
-    "polygamma.polygamma_n_2": "aten::polygamma.out", "polygamma.polygamma_n_3": "aten::polygamma.out",
-    "polygamma.polygamma_n_4": "aten::polygamma.out",
-    "i0": "aten::i0.out", "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
-    "signbit": "aten::signbit.out",
-    "sinc": "aten::sinc.out", "heaviside": "aten::heaviside.out", "angle": "aten::angle",
+    "polygamma.polygamma_n_0": "aten::polygamma.out n >= 2 (every variant's samples use n = 1..4)",
+    "polygamma.polygamma_n_1": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_2": "aten::polygamma.out n >= 2",
+    "polygamma.polygamma_n_3": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_4": "aten::polygamma.out n >= 2",
+    "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
+    "angle": "aten::angle",
     "frexp": "aten::frexp.Tensor_out", "nextafter": "aten::nextafter.out",
-    "bitwise_left_shift": "aten::bitwise_left_shift.Tensor_out",
-    "bitwise_right_shift": "aten::bitwise_right_shift.Tensor_out",
-    "logaddexp": "aten::logaddexp.out", "logaddexp2": "aten::logaddexp2.out",
-    "gcd": "aten::gcd.out", "lcm": "aten::lcm.out",
     "rsub": "aten::rsub.Tensor", "__rsub__": "aten::rsub.Tensor",
     # linear algebra
     "addbmm": "aten::addbmm", "vdot": "aten::vdot", "linalg.vecdot": "aten::vdot",
@@ -252,28 +259,14 @@ NOT_YET = {
     "linalg.cross": "aten::linalg_cross.out", "cdist": "aten::_cdist_forward",
     "nn.functional.pdist": "aten::_pdist_forward", "norm.nuc": "aten::_linalg_svd.U",
     "dist": "aten::norm.out", "renorm": "aten::renorm.out",
-    "cov": "aten::equal", "corrcoef": "aten::equal",
     # reductions, scans, order statistics
-    "equal": "aten::equal", "aminmax": "aten::aminmax.out",
-    "nansum": "aten::nansum", "nanmean": "aten::nansum",
-    "std_mean": "aten::std_mean.correction", "std_mean.unbiased": "aten::std_mean.correction",
-    "var_mean": "aten::var_mean.correction", "var_mean.unbiased": "aten::var_mean.correction",
-    "logcumsumexp": "aten::_logcumsumexp",
-    "median": "aten::median", "nanmedian": "aten::nanmedian", "mode": "aten::mode",
-    "kthvalue": "aten::kthvalue.values",
-    "unique": "aten::_unique2", "unique_consecutive": "aten::unique_consecutive",
-    "histc": "aten::histc", "histogram": "aten::histogram.bin_ct", "bincount": "aten::bincount",
-    "searchsorted": "aten::searchsorted.Tensor", "bucketize": "aten::bucketize.Tensor",
+    "histc": "aten::histc", "histogram": "aten::histogram.bin_ct",
     "isin": "aten::isin.Tensor_Tensor_out",
     # indexing
-    "index_copy": "aten::index_copy.out", "index_fill": "aten::index_fill_.int_Scalar",
     "index_reduce.mean": "aten::index_reduce.out", "index_reduce.prod": "aten::index_reduce.out",
     "index_reduce.amin": "aten::index_reduce.out", "index_reduce.amax": "aten::index_reduce.out",
-    "masked_scatter": "aten::masked_scatter_", "nonzero_static": "aten::nonzero_static",
+    "nonzero_static": "aten::nonzero_static",
     # factories
-    "linspace": "aten::linspace.out",
-    "linspace.tensor_overload": "aten::linspace.out", "logspace": "aten::logspace.out",
-    "logspace.tensor_overload": "aten::logspace.out",
     "triu_indices": "aten::triu_indices", "tril_indices": "aten::tril_indices",
     # nn
     "nn.functional.softshrink": "aten::softshrink.out",
@@ -358,6 +351,10 @@ SKIPS = {
     ("argsort", "bool", "forward", 0): _TIES,
     **_samples_of("topk", [1, 2, 3, 4, 5], _TIES, "bfloat16", "forward"),
     ("topk", "int64", "forward"): _TIES + " (every int64 sample has ties)",
+    ("kthvalue", "int64", "forward"): (
+        "index among equal values: CPU's quickselect returns whichever its partitioning leaves "
+        "at position k, tpu the first in a stable sort; the values match and both indices hold "
+        "the k-th value (every int64 sample has ties)"),
     # -- random numbers --
     **_samples_of("nn.functional.dropout", [2], _RANDOM),
     **_samples_of("nn.functional.dropout2d", [2], _RANDOM),
@@ -372,8 +369,6 @@ SKIPS = {
     **_samples_of("linalg.matrix_norm", range(4, 8), _needs("aten::_linalg_svd.U", "ord='nuc'")),
     # -- backward formulas that need an aten op with no tpu lowering yet --
     ("sgn", "float32", "grad"): _needs("aten::_efficientzerotensor", "sgn backward, real input"),
-    ("masked_select", "float32", "grad"): _needs("aten::masked_scatter_", "masked_select backward"),
-    ("combinations", "float32", "grad"): _needs("aten::masked_scatter_", "combinations backward"),
     ("unfold", "float32", "grad"): _needs("aten::unfold_backward"),
     ("unfold_copy", "float32", "grad"): _needs("aten::unfold_backward"),
 }
@@ -419,6 +414,11 @@ TOLERANCES = {
     ("nn.functional.instance_norm", "bfloat16"): dict(atol=0.125, rtol=1.6e-2),
 }
 GRAD_TOLERANCES = {
+    # Samples 0-1 set a column to 10000, where float32's spacing is ~1e-3: the
+    # backward's exp(log|grad| - result + self) is then off from float64 by up
+    # to 2.4e-3 on CPU and 2.1e-3 on tpu (a tree-order scan vs CPU's
+    # sequential one); the two differ by up to 1.8e-3.
+    ("logcumsumexp", "float32"): dict(atol=3e-3, rtol=3e-3),
     # float32 sums over the other operand in a different order: 5.3e-5 on
     # values ~15 (relative 3.4e-6).
     ("kron", "float32"): dict(atol=1e-4, rtol=1e-5),

@@ -34,6 +34,7 @@ _DESCRIPTIONS = {
     "h2d_bytes": "host-to-device bytes",
     "d2h_transfers": "device-to-host transfers",
     "d2h_bytes": "device-to-host bytes",
+    "host_syncs": "blocking device-to-host reads",
     "pending_materializations": "deferred values materialized",
     "cpu_fallbacks": "operator runs on the CPU fallback",
 }

@@ -17,13 +17,14 @@ std::map<std::string, int64_t> Metrics::snapshot() const {
       {"h2d_bytes", h2d_bytes.load()},
       {"d2h_transfers", d2h_transfers.load()},
       {"d2h_bytes", d2h_bytes.load()},
+      {"host_syncs", host_syncs.load()},
       {"pending_materializations", pending_materializations.load()},
   };
 }
 
 void Metrics::reset() {
   for (auto* c : {&compiles, &compile_time_ns, &cache_hits, &executions, &h2d_transfers, &h2d_bytes,
-                  &d2h_transfers, &d2h_bytes, &pending_materializations}) {
+                  &d2h_transfers, &d2h_bytes, &host_syncs, &pending_materializations}) {
     c->store(0);
   }
 }

@@ -17,6 +17,9 @@ struct Metrics {
   std::atomic<int64_t> h2d_bytes{0};
   std::atomic<int64_t> d2h_transfers{0};
   std::atomic<int64_t> d2h_bytes{0};
+  // Blocking device-to-host reads: each one waits for the device's queue
+  // to drain, so ops that need data-dependent sizes aim for one per call.
+  std::atomic<int64_t> host_syncs{0};
   std::atomic<int64_t> pending_materializations{0};
 
   static Metrics& get();

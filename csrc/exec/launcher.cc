@@ -116,6 +116,8 @@ void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes, int device_i
   }
   Metrics::get().d2h_transfers++;
   Metrics::get().d2h_bytes += static_cast<int64_t>(nbytes);
+  // Every download blocks the caller until the device has produced the data.
+  Metrics::get().host_syncs++;
 }
 
 pjrt::BufferPtr make_zero_buffer(int device_index, hlo::ElementType element, int64_t count) {

@@ -251,11 +251,4 @@ at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& 
       .contiguous();
 }
 
-at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int64_t> output_size) {
-  // The result length is the sum of the counts: computed on the host (a
-  // sync point, as on CUDA unless output_size is given) and uploaded.
-  at::Tensor host = at::repeat_interleave(repeats.cpu(), output_size);
-  return host.to(repeats.device());
-}
-
 }  // namespace torch_tpu::ops

@@ -47,8 +47,28 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   copy_on_device(dst, staged, "copy_");
 }
 
+// True when `t` is a contiguous run of at least half of its storage, in the
+// storage's element type: the shape of a data-dependent result (nonzero,
+// masked_select, unique...), whose storage holds a power-of-two bucket of
+// rows. Downloading the whole buffer then costs at most twice the bytes and
+// no program, where compacting first would compile once per result size.
+bool is_large_contiguous_run(const at::Tensor& t) {
+  DeviceStorage* s = storage_of(t.storage());
+  const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
+  return s != nullptr && !s->is_empty() && t.is_contiguous() && 2 * nbytes >= s->nbytes() &&
+         s->element() == element_type_for(t.scalar_type(), "copy_");
+}
+
 // Device -> host. `dst` is a CPU tensor of src's shape.
 void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
+  if (!is_whole_storage(src) && is_large_contiguous_run(src)) {
+    DeviceStorage* storage = storage_of(src.storage());
+    pjrt::BufferPtr buffer = storage->buffer(storage->element());
+    at::Tensor whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
+    download(*buffer, whole.data_ptr(), storage->nbytes());
+    dst.copy_(whole.narrow(0, src.storage_offset(), src.numel()).view(src.sizes()));
+    return;
+  }
   at::Tensor dense = is_whole_storage(src) ? src : compact(src);
   DeviceStorage* storage = storage_of(dense.storage());
   pjrt::BufferPtr buffer = storage->buffer(element_type_for(dense.scalar_type(), "copy_"));

@@ -348,6 +348,200 @@ Value fmax_fmin(Builder& b, const Inputs& in, hlo::Compare beyond) {
   return b.select(take_x, x, y);
 }
 
+// --- Shifts, number theory and special functions ---
+
+// x << s and x >> s with CPU's rules for shift amounts outside [0, bits):
+// 0 for left and logical right shifts, the sign fill for arithmetic right.
+Value shift(Builder& b, const Inputs& in, bool left) {
+  Value x = in["self"], s = in["other"];
+  const int64_t bits = 8 * static_cast<int64_t>(hlo::byte_size(x.type.element));
+  Value zero = b.zeros(x.type);
+  Value width = b.splat(b.constant_int(x.type.element, bits), in.shape);
+  Value valid = b.binary("and", b.compare(hlo::Compare::kGE, s, zero),
+                         b.compare(hlo::Compare::kLT, s, width));
+  if (left) return b.select(valid, b.binary("shift_left", x, s), zero);
+  if (!hlo::is_signed_int(x.type.element)) {
+    return b.select(valid, b.binary("shift_right_logical", x, s), zero);
+  }
+  Value fill = b.binary("shift_right_arithmetic", x,
+                        b.splat(b.constant_int(x.type.element, bits - 1), in.shape));
+  return b.select(valid, b.binary("shift_right_arithmetic", x, s), fill);
+}
+
+// gcd by Euclid's algorithm as CPU runs it (on |a| and |b|), unrolled for
+// the longest possible run: consecutive Fibonacci numbers are the worst
+// case, and fewer than 95 steps reach 2^64.
+Value gcd_value(Builder& b, const Inputs& in, Value a, Value c) {
+  const ElementType t = a.type.element;
+  if (hlo::is_signed_int(t)) {
+    a = b.unary("abs", a);
+    c = b.unary("abs", c);
+  }
+  const size_t bytes = hlo::byte_size(t);
+  const int steps = bytes == 1 ? 14 : bytes == 2 ? 26 : bytes == 4 ? 49 : 95;
+  Value zero = b.zeros(a.type);
+  Value one = b.splat(b.constant_int(t, 1), in.shape);
+  for (int i = 0; i < steps; ++i) {
+    Value nonzero = b.compare(hlo::Compare::kNE, a, zero);
+    Value r = b.binary("remainder", c, b.select(nonzero, a, one));
+    c = b.select(nonzero, a, c);
+    a = b.select(nonzero, r, a);
+  }
+  return c;
+}
+
+Value lcm_value(Builder& b, const Inputs& in, Value a, Value c) {
+  Value g = gcd_value(b, in, a, c);
+  Value zero = b.zeros(g.type);
+  Value is_zero = b.compare(hlo::Compare::kEQ, g, zero);
+  Value safe = b.select(is_zero, b.splat(b.constant_int(g.type.element, 1), in.shape), g);
+  // C++ promotes 8- and 16-bit operands to int before the product and abs,
+  // so CPU wraps only when storing the result.
+  const ElementType t = g.type.element;
+  const ElementType wide = hlo::byte_size(t) < 4 ? ElementType::kS32 : t;
+  Value r = b.binary("multiply", b.convert(b.binary("divide", a, safe), wide), b.convert(c, wide));
+  if (hlo::is_signed_int(wide)) r = b.unary("abs", r);
+  return b.select(is_zero, zero, b.convert(r, t));
+}
+
+// log(exp(x) + exp(y)) (base 2 with `base2`), CPU's formula: the larger
+// operand plus log1p of the smaller one's relative weight; equal infinities
+// are returned as they are (inf - inf would be NaN).
+Value log_add_exp(Builder& b, const Inputs& in, bool base2) {
+  Value x = in["self"], y = in["other"];
+  Value m = b.binary("maximum", x, y);
+  Value neg_d = b.unary("negate", b.unary("abs", b.binary("subtract", x, y)));
+  Value r;
+  if (base2) {
+    Value w = b.unary("log_plus_one", b.binary("power", scalar_like(b, in, 2.0), neg_d));
+    r = b.binary("add", m, scale(b, in, w, 1.4426950408889634));
+  } else {
+    r = b.binary("add", m, b.unary("log_plus_one", b.unary("exponential", neg_d)));
+  }
+  Value same_inf =
+      b.binary("and", b.compare(hlo::Compare::kEQ, x, y),
+               b.compare(hlo::Compare::kEQ, b.unary("abs", x), scalar_like(b, in, INFINITY)));
+  return b.select(same_inf, x, r);
+}
+
+// Clenshaw's recurrence for a Chebyshev series, in Cephes' convention
+// (chbevl): 0.5 * (b0 - b2).
+Value chebyshev_series(Builder& b, const Inputs& in, Value y, const std::vector<double>& coeffs) {
+  Value b0 = scalar_like(b, in, coeffs[0]);
+  Value b1 = b.zeros(y.type);
+  Value b2 = b.zeros(y.type);
+  for (size_t i = 1; i < coeffs.size(); ++i) {
+    b2 = b1;
+    b1 = b0;
+    b0 = b.binary("add", b.binary("subtract", b.binary("multiply", y, b1), b2),
+                  scalar_like(b, in, coeffs[i]));
+  }
+  return scale(b, in, b.binary("subtract", b0, b2), 0.5);
+}
+
+// The modified Bessel function I0, by the Cephes Chebyshev expansions of
+// exp(-x) I0(x) on [0, 8] and exp(-x) sqrt(x) I0(x) above 8 (the
+// coefficients are those of the Cephes library, which CPU uses too).
+Value bessel_i0(Builder& b, const Inputs& in, Value x) {
+  static const std::vector<double> below8 = {
+      -4.41534164647933937950E-18, 3.33079451882223809783E-17,  -2.43127984654795469359E-16,
+      1.71539128555513303061E-15,  -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+      -4.85644678311192946090E-13, 2.95505266312963983461E-12,  -1.72682629144155570723E-11,
+      9.67580903537323691224E-11,  -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+      -1.30002500998624804212E-8,  6.04699502254191894932E-8,   -2.67079385394061173391E-7,
+      1.11738753912010371815E-6,   -4.41673835845875056359E-6,  1.64484480707288970893E-5,
+      -5.75419501008210370398E-5,  1.88502885095841655729E-4,   -5.76375574538582365885E-4,
+      1.63947561694133579842E-3,   -4.32430999505057594430E-3,  1.05464603945949983183E-2,
+      -2.37374148058994688156E-2,  4.93052842396707084878E-2,   -9.49010970480476444210E-2,
+      1.71620901522208775349E-1,   -3.04682672343198398683E-1,  6.76795274409476084995E-1};
+  static const std::vector<double> above8 = {
+      -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+      3.46122286769746109310E-17,  -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+      1.77256013305652638360E-15,  3.81168066935262242075E-15,  -9.55484669882830764870E-15,
+      -4.15056934728722208663E-14, 1.54008621752140982691E-14,  3.85277838274214270114E-13,
+      7.18012445138366623367E-13,  -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+      -3.14991652796324136454E-11, 1.18891471078464383424E-11,  4.94060238822496958910E-10,
+      3.39623202570838634515E-9,   2.26666899049817806459E-8,   2.04891858946906374183E-7,
+      2.89137052083475648297E-6,   6.88975834691682398426E-5,   3.36911647825569408990E-3,
+      8.04490411014108831608E-1};
+  Value ax = b.unary("abs", x);
+  Value e = b.unary("exponential", ax);
+  Value near = b.binary(
+      "multiply", e,
+      chebyshev_series(b, in, b.binary("subtract", scale(b, in, ax, 0.5), scalar_like(b, in, 2.0)),
+                       below8));
+  Value y_far = b.binary("subtract", b.binary("divide", scalar_like(b, in, 32.0), ax),
+                         scalar_like(b, in, 2.0));
+  Value far = b.binary("divide", b.binary("multiply", e, chebyshev_series(b, in, y_far, above8)),
+                       b.unary("sqrt", ax));
+  return b.select(b.compare(hlo::Compare::kLE, ax, scalar_like(b, in, 8.0)), near, far);
+}
+
+// digamma with CPU's values at the poles: -inf at +0, +inf at -0, NaN at the
+// negative integers.
+Value digamma_value(Builder& b, const Inputs& in, Value x) {
+  Value r = b.op("chlo.digamma", {x}, x.type);
+  Value zero = b.zeros(x.type);
+  Value at_zero = b.compare(hlo::Compare::kEQ, x, zero);
+  Value neg_zero =
+      b.compare(hlo::Compare::kLT, b.binary("divide", scalar_like(b, in, 1.0), x), zero);
+  Value pole = b.select(neg_zero, scalar_like(b, in, INFINITY), scalar_like(b, in, -INFINITY));
+  Value neg_int = b.binary("and", b.compare(hlo::Compare::kLT, x, zero),
+                           b.compare(hlo::Compare::kEQ, b.unary("floor", x), x));
+  r = b.select(neg_int, scalar_like(b, in, std::nan("")), r);
+  return b.select(at_zero, pole, r);
+}
+
+// polygamma(1, x), by the same steps as CPU: the reflection formula below
+// 1/2, six recurrence steps, then the asymptotic series.
+Value trigamma_value(Builder& b, const Inputs& in, Value x) {
+  Value one = scalar_like(b, in, 1.0);
+  Value reflect = b.compare(hlo::Compare::kLT, x, scalar_like(b, in, 0.5));
+  Value sin_pi_x = b.unary("sine", scale(b, in, x, M_PI));
+  Value pi2 = b.binary("multiply", scalar_like(b, in, M_PI), scalar_like(b, in, M_PI));
+  Value result = b.select(
+      reflect, b.unary("negate", b.binary("divide", pi2, b.binary("multiply", sin_pi_x, sin_pi_x))),
+      b.zeros(x.type));
+  x = b.select(reflect, b.binary("subtract", one, x), x);
+  for (int i = 0; i < 6; ++i) {
+    result = b.binary("add", result, b.binary("divide", one, b.binary("multiply", x, x)));
+    x = b.binary("add", x, one);
+  }
+  Value ixx = b.binary("divide", one, b.binary("multiply", x, x));
+  Value series = b.binary("subtract", scalar_like(b, in, 1.0 / 30), scale(b, in, ixx, 1.0 / 42));
+  series = b.binary("subtract", scalar_like(b, in, 1.0 / 6), b.binary("multiply", ixx, series));
+  series = b.binary("add", b.binary("add", one, b.binary("divide", one, scale(b, in, x, 2.0))),
+                    b.binary("multiply", ixx, series));
+  result = b.binary("add", result, b.binary("divide", series, x));
+  return b.select(reflect, b.unary("negate", result), result);
+}
+
+// The dtypes CPU's kernels for these ops reject (their dispatch macros raise
+// NotImplementedError naming the kernel), and heaviside's same-dtype rule.
+void reject_kernel_dtypes(const std::string& name, at::ScalarType compute,
+                          c10::ArrayRef<at::ScalarType> tensor_dtypes) {
+  auto kernel = [&]() -> const char* {
+    if (name == "bitwise_left_shift") return "lshift_cpu";
+    if (name == "bitwise_right_shift") return "rshift_cpu";
+    if (name == "gcd") return "gcd_cpu";
+    if (name == "lcm") return "lcm_cpu";
+    if (name == "logaddexp") return "logaddexp_cpu";
+    if (name == "logaddexp2") return "logaddexp2_cpu";
+    return nullptr;
+  }();
+  if (kernel != nullptr) {
+    const bool integral = at::isIntegralType(compute, /*includeBool=*/false);
+    const bool floating = at::isFloatingType(compute);
+    const bool wants_float = name == "logaddexp" || name == "logaddexp2";
+    TORCH_CHECK_NOT_IMPLEMENTED(wants_float ? floating : integral, "\"", kernel,
+                                "\" not implemented for '", c10::toString(compute), "'");
+  }
+  if (name == "heaviside") {
+    TORCH_CHECK(tensor_dtypes.size() < 2 || tensor_dtypes[0] == tensor_dtypes[1],
+                "heaviside is not yet implemented for tensors with different dtypes.");
+  }
+}
+
 const std::unordered_map<std::string, ElementwiseDef>& table() {
   using R = ResultDtype;
   using C = hlo::Compare;
@@ -634,6 +828,51 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value q = b.binary("divide", in["tensor1"], in["tensor2"]);
          if (in.has("value")) q = b.binary("multiply", in["value"], q);
          return b.binary("add", in["self"], q); }, {"self", "tensor1", "tensor2"}}},
+      // Shifts, number theory and special functions.
+      {"bitwise_left_shift", {R::kPromoted, [](Builder& b, const Inputs& in) { return shift(b, in, true); }}},
+      {"bitwise_right_shift", {R::kPromoted, [](Builder& b, const Inputs& in) { return shift(b, in, false); }}},
+      {"signbit", {R::kBool, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         const ElementType t = x.type.element;
+         if (hlo::is_float(t)) {
+           // The sign bit itself: set for -0.0 and negative NaNs too.
+           const ElementType bits = hlo::byte_size(t) == 8 ? ElementType::kS64 : hlo::byte_size(t) == 4 ? ElementType::kS32 : ElementType::kS16;
+           Value i = b.bitcast_convert(x, {bits, in.shape});
+           return b.compare(C::kLT, i, b.zeros(i.type));
+         }
+         if (hlo::is_signed_int(t)) return b.compare(C::kLT, x, b.zeros(x.type));
+         return b.splat(b.constant_int(ElementType::kPred, 0), in.shape); }}},
+      {"gcd", {R::kPromoted, [](Builder& b, const Inputs& in) { return gcd_value(b, in, in["self"], in["other"]); }}},
+      {"lcm", {R::kPromoted, [](Builder& b, const Inputs& in) { return lcm_value(b, in, in["self"], in["other"]); }}},
+      {"sinc", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // sin(pi x) / (pi x), 1 at 0, with pi in the compute type as on CPU.
+         Value x = in["self"];
+         Value px = scale(b, in, x, M_PI);
+         Value r = b.binary("divide", b.unary("sine", px), px);
+         return b.select(b.compare(C::kEQ, x, b.zeros(x.type)), scalar_like(b, in, 1.0), r); }}},
+      {"logaddexp", {R::kPromoted, [](Builder& b, const Inputs& in) { return log_add_exp(b, in, false); }}},
+      {"logaddexp2", {R::kPromoted, [](Builder& b, const Inputs& in) { return log_add_exp(b, in, true); }}},
+      {"erfc", {R::kFloat, chlo("erfc")}},
+      {"lgamma", {R::kFloat, chlo("lgamma")}},
+      {"digamma", {R::kFloat, [](Builder& b, const Inputs& in) { return digamma_value(b, in, in["self"]); }}},
+      {"polygamma", {R::kFloat, [](Builder& b, const Inputs& in) {
+         const int64_t n = std::stoll(in.attr("n", "0"));
+         TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+         // XLA's polygamma (a Hurwitz zeta with a fixed number of terms) is far
+         // off for x below about -8, where CPU's zeta keeps summing.
+         TORCH_CHECK_NOT_IMPLEMENTED(n < 2, "aten::polygamma with n >= 2 is not implemented for "
+                                     "the tpu device (n = 0 and n = 1 are)");
+         return n == 0 ? digamma_value(b, in, in["self"]) : trigamma_value(b, in, in["self"]); }}},
+      {"i0", {R::kFloat, [](Builder& b, const Inputs& in) { return bessel_i0(b, in, in["self"]); }}},
+      {"special_i1", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // I1(x) = exp(|x|) * I1e(x)
+         Value x = in["self"];
+         return b.binary("multiply", b.op("chlo.bessel_i1e", {x}, x.type), b.unary("exponential", b.unary("abs", x))); }}},
+      {"heaviside", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"], v = in["values"];
+         if (x.type.element == ElementType::kPred) return b.binary("or", x, v);
+         Value step = b.convert(b.compare(C::kGT, x, b.zeros(x.type)), x.type.element);
+         return b.select(b.compare(C::kEQ, x, b.zeros(x.type)), v, step); }}},
   };
   return *defs;
 }
@@ -814,7 +1053,58 @@ std::vector<std::string> overloads() {
                             "xlogy.Scalar_Self",
                             "xlogy.OutScalar_Self",
                             "isneginf.out",
-                            "isposinf.out"}) {
+                            "isposinf.out",
+                            "bitwise_left_shift.Tensor",
+                            "bitwise_left_shift_.Tensor",
+                            "bitwise_left_shift.Tensor_out",
+                            "bitwise_left_shift.Tensor_Scalar",
+                            "bitwise_left_shift_.Tensor_Scalar",
+                            "bitwise_left_shift.Tensor_Scalar_out",
+                            "bitwise_left_shift.Scalar_Tensor",
+                            "bitwise_left_shift.Scalar_Tensor_out",
+                            "bitwise_right_shift.Tensor",
+                            "bitwise_right_shift_.Tensor",
+                            "bitwise_right_shift.Tensor_out",
+                            "bitwise_right_shift.Tensor_Scalar",
+                            "bitwise_right_shift_.Tensor_Scalar",
+                            "bitwise_right_shift.Tensor_Scalar_out",
+                            "bitwise_right_shift.Scalar_Tensor",
+                            "bitwise_right_shift.Scalar_Tensor_out",
+                            "signbit",
+                            "signbit.out",
+                            "gcd",
+                            "gcd_",
+                            "gcd.out",
+                            "lcm",
+                            "lcm_",
+                            "lcm.out",
+                            "sinc",
+                            "sinc_",
+                            "sinc.out",
+                            "logaddexp",
+                            "logaddexp.out",
+                            "logaddexp2",
+                            "logaddexp2.out",
+                            "erfc",
+                            "erfc_",
+                            "erfc.out",
+                            "lgamma",
+                            "lgamma_",
+                            "lgamma.out",
+                            "digamma",
+                            "digamma_",
+                            "digamma.out",
+                            "polygamma",
+                            "polygamma_",
+                            "polygamma.out",
+                            "i0",
+                            "i0_",
+                            "i0.out",
+                            "special_i1",
+                            "special_i1.out",
+                            "heaviside",
+                            "heaviside_",
+                            "heaviside.out"}) {
     names.push_back(extra);
   }
   return names;
@@ -1218,6 +1508,13 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   }
   at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
   if (name == "abs" && at::isComplexType(compute)) result_dtype = c10::toRealValueType(compute);
+  {
+    c10::SmallVector<at::ScalarType, 2> tensor_dtypes;
+    for (const auto& o : operands) {
+      if (o.is_tensor) tensor_dtypes.push_back(o.tensor->scalar_type());
+    }
+    reject_kernel_dtypes(name, compute, tensor_dtypes);
+  }
   if (name == "nan_to_num") add_nan_to_num_defaults(info, result_dtype, operands);
 
   at::Tensor result;

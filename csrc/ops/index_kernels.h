@@ -1,5 +1,6 @@
 // Indexing kernels (ops/index_ops.cc): gather/scatter families, advanced
-// indexing, take/put, embedding backward, nonzero.
+// indexing, take/put, embedding backward; and nonzero
+// (ops/data_dependent_ops.cc), which advanced indexing uses for masks.
 #pragma once
 
 #include <ATen/core/List.h>

@@ -685,18 +685,4 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   return self;
 }
 
-at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  // The result size depends on the data: read it on the host (a sync point,
-  // as on CUDA) and upload the coordinates.
-  at::Tensor coords = self.cpu().nonzero();
-  at::native::resize_output(out, coords.sizes());
-  if (out.numel() > 0) out.copy_(coords);
-  return out;
-}
-
-at::Tensor nonzero(const at::Tensor& self) {
-  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
-  return nonzero_out(self, out);
-}
-
 }  // namespace torch_tpu::ops

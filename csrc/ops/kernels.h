@@ -41,8 +41,6 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source);
 at::Tensor& set_empty(at::Tensor& self);
 
 // selection_ops.cc
-at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask);
-at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out);
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim);
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out);
 

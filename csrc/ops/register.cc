@@ -8,13 +8,20 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "ops/data_dependent_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/index_kernels.h"
+#include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
+#include "ops/order_stat_kernels.h"
 #include "ops/reduction.h"
+#include "ops/reduction_variant_kernels.h"
+#include "ops/search_kernels.h"
+#include "ops/sequence_kernels.h"
 #include "ops/shape_kernels.h"
+#include "ops/shift_operator_kernels.h"
 
 namespace torch_tpu::ops {
 
@@ -30,6 +37,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor_value));
   m.impl("zero_", TORCH_FN(zero_));
   m.impl("arange.start_out", TORCH_FN(arange_out));
+  m.impl("linspace.out", TORCH_FN(linspace_out));
+  m.impl("logspace.out", TORCH_FN(logspace_out));
   // Copies and host reads.
   m.impl("copy_", TORCH_FN(copy_));
   m.impl("_copy_from", TORCH_FN(copy_from));
@@ -181,6 +190,55 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("replication_pad2d_backward", TORCH_FN(replication_pad_backward));
   m.impl("replication_pad3d", TORCH_FN(replication_pad));
   m.impl("replication_pad3d_backward", TORCH_FN(replication_pad_backward));
+  // Data-dependent result sizes (nonzero, masked_select and
+  // repeat_interleave.Tensor are registered above).
+  m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("_unique", TORCH_FN(unique));
+  m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
+  m.impl("unique_dim", TORCH_FN(unique_dim));
+  m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
+  m.impl("bincount", TORCH_FN(bincount));
+  // Writes at an index or a mask (the functional and in-place forms of
+  // index_copy, and the functional forms of the others, are composites).
+  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+  m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_scalar_));
+  m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor_));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_));
+  // Reductions outside the boxed reduction kernel.
+  m.impl("aminmax.out", TORCH_FN(aminmax_out));
+  m.impl("nansum", TORCH_FN(nansum));
+  m.impl("nansum.out", TORCH_FN(nansum_out));
+  m.impl("var_mean.correction", TORCH_FN(var_mean));
+  m.impl("std_mean.correction", TORCH_FN(std_mean));
+  m.impl("equal", TORCH_FN(equal));
+  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+  // Order statistics.
+  m.impl("median", TORCH_FN(median));
+  m.impl("nanmedian", TORCH_FN(nanmedian));
+  m.impl("median.dim_values", TORCH_FN(median_dim_out));
+  m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
+  m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
+  m.impl("mode", TORCH_FN(mode));
+  // (CPU's mode.values accepts only CPU, CUDA and XPU tensors.)
+  m.impl("mode.values", TORCH_FN(mode_out));
+  // Searching sorted boundaries.
+  m.impl("searchsorted.Tensor", TORCH_FN(searchsorted));
+  m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
+  m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
+  m.impl("searchsorted.Scalar_out", TORCH_FN(searchsorted_scalar_out));
+  m.impl("bucketize.Tensor", TORCH_FN(bucketize));
+  m.impl("bucketize.Tensor_out", TORCH_FN(bucketize_out));
+  m.impl("bucketize.Scalar", TORCH_FN(bucketize_scalar));
+  // Python's << and >>.
+  m.impl("__lshift__.Tensor", TORCH_FN(lshift_tensor));
+  m.impl("__lshift__.Scalar", TORCH_FN(lshift_scalar));
+  m.impl("__ilshift__.Tensor", TORCH_FN(ilshift_tensor));
+  m.impl("__ilshift__.Scalar", TORCH_FN(ilshift_scalar));
+  m.impl("__rshift__.Tensor", TORCH_FN(rshift_tensor));
+  m.impl("__rshift__.Scalar", TORCH_FN(rshift_scalar));
+  m.impl("__irshift__.Tensor", TORCH_FN(irshift_tensor));
+  m.impl("__irshift__.Scalar", TORCH_FN(irshift_scalar));
   m.impl("_fused_adam_", TORCH_FN(fused_adam_));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));

@@ -1,5 +1,4 @@
-// Ops whose output shape depends on data (masked_select) and joins (cat).
-#include <ATen/ExpandUtils.h>
+// Joins (cat).
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -10,36 +9,6 @@
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
-
-at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
-  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
-              "masked_select(): self and result must have the same scalar type");
-  auto [self_b, mask_b] = at::expand_outplace(self, mask);
-  // The output size is data-dependent: read the mask on the host (a sync
-  // point, as on CUDA), then gather the selected elements on the device.
-  at::Tensor positions = mask_b->cpu().reshape({-1}).nonzero().reshape({-1});
-  const int64_t count = positions.numel();
-  at::native::resize_output(out, {count});
-  if (count == 0) return out;
-  at::Tensor index = at::empty({count}, self.options().dtype(at::kLong));
-  index.copy_(positions);
-  TensorProgram program("masked_select", "masked_select");
-  program.input(*self_b);
-  program.input(index);
-  program.output(out);
-  const int64_t numel = self_b->numel();
-  program.run([&](hlo::Builder& b, const std::vector<hlo::Value>& in) {
-    hlo::Value flat = b.reshape(in[0], {numel});
-    return std::vector<hlo::Value>{b.gather_1d(flat, in[1])};
-  });
-  return out;
-}
-
-at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
-  at::Tensor out = at::empty({0}, self.options());
-  return masked_select_out(self, mask, out);
-}
 
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
   std::vector<at::Tensor> inputs;

@@ -75,6 +75,5 @@ at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& 
                                const at::Tensor& target, const std::optional<at::Tensor>& weight,
                                int64_t reduction, int64_t ignore_index,
                                const at::Tensor& total_weight);
-at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int64_t> output_size);
 
 }  // namespace torch_tpu::ops

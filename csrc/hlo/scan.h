@@ -1,0 +1,15 @@
+// Inclusive scans (cumulative sums, running maxima) along one dimension.
+#pragma once
+
+#include <cstdint>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::hlo {
+
+// result[..., i, ...] = body(x[..., 0, ...], ..., x[..., i, ...]) along `dim`
+// for an associative StableHLO binary op `body` ("add", "maximum", "or",
+// ...). A 0-d `x` is returned as it is.
+Value inclusive_scan(Builder& b, Value x, int64_t dim, const char* body);
+
+}  // namespace torch_tpu::hlo

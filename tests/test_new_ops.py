@@ -1,0 +1,689 @@
+"""Differential tests (tpu against CPU) of the operators added for issue 8,
+for what the OpInfo suite covers thinly: data-dependent result sizes (one
+small host sync, no compile per count), edge cases (empty, 0-d, all-true and
+all-false masks, NaN, -0.0, infinities, shifts by out-of-range amounts),
+in-place / out= variants, CPU's exception classes, and that scalars are
+runtime arguments (no recompile per value).
+
+`same(fn, *args)` runs fn on CPU tensors and on tpu copies and compares every
+output exactly (values, NaN positions, dtype, shape); `close(...)` allows
+float rounding; `same_error(...)` requires the same exception class.
+"""
+
+import math
+
+import pytest
+import torch
+
+import torch_tpu
+from torch_tpu import debug
+
+DEV = "tpu"
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cpu_fallback_off():
+    c = torch_tpu._C
+    prev = c._cpu_fallback_enabled()
+    c._set_cpu_fallback(False)
+    yield
+    c._set_cpu_fallback(prev)
+
+
+def _to(x):
+    if isinstance(x, torch.Tensor):
+        return x.to(DEV)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to(v) for v in x)
+    return x
+
+
+def _outputs(r):
+    return list(r) if isinstance(r, (list, tuple)) else [r]
+
+
+def _compare(actual, expected, **tol):
+    actual, expected = _outputs(actual), _outputs(expected)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        if not isinstance(e, torch.Tensor):
+            assert a == e
+            continue
+        assert a.device.type == DEV
+        assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, e.dtype, a.shape, e.shape)
+        torch.testing.assert_close(a.cpu(), e, equal_nan=True, **tol)
+
+
+def same(fn, *args):
+    _compare(fn(*_to(args)), fn(*args), rtol=0, atol=0)
+
+
+def close(fn, *args, rtol=1.3e-6, atol=1e-5):
+    _compare(fn(*_to(args)), fn(*args), rtol=rtol, atol=atol)
+
+
+def same_error(fn, *args):
+    with pytest.raises(Exception) as cpu:
+        fn(*args)
+    with pytest.raises(type(cpu.value)):
+        fn(*_to(args))
+
+
+def counters():
+    torch.tpu.synchronize()
+    return debug.metrics()
+
+
+def delta(before, after, key):
+    return after[key] - before[key]
+
+
+# ---------------------------------------------------------------------------
+# data-dependent sizes: one small host read, no compile per count
+# ---------------------------------------------------------------------------
+
+MILLION = torch.randn(1 << 20, generator=torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("op", ["nonzero", "masked_select"])
+def test_one_small_sync_for_a_million_elements(op):
+    x = MILLION.to(DEV)
+    mask = x > 0.5
+    fn = (lambda: mask.nonzero()) if op == "nonzero" else (lambda: torch.masked_select(x, mask))
+    fn()  # compile
+    before = counters()
+    result = fn()
+    after = counters()
+    assert delta(before, after, "host_syncs") == 1
+    assert delta(before, after, "d2h_bytes") == 8  # the count, nothing else
+    expected = (MILLION > 0.5).nonzero() if op == "nonzero" else MILLION[MILLION > 0.5]
+    assert torch.equal(result.cpu(), expected)
+
+
+def test_varying_counts_reuse_programs():
+    # Counts from 1025 to 2048 share one bucket: after the first, no compiles.
+    x = torch.arange(4096.0).to(DEV)
+    # (x[mask] is not in the list: advanced indexing gathers with the count's
+    # shape after nonzero, one program per count.)
+    for op in (lambda m: m.nonzero(), lambda m: torch.masked_select(x, m)):
+        op(x < 1500)
+        before = counters()
+        for count in (1025, 1300, 1777, 2048):
+            assert op(x < count).shape[0] == count
+        assert delta(before, counters(), "compiles") == 0
+    # Every count from 0 to n: at most one fill program per power of two.
+    y = torch.arange(64.0).to(DEV)
+    before = counters()
+    for count in range(65):
+        assert (y < count).nonzero().shape[0] == count
+    assert delta(before, counters(), "compiles") <= 2 + 7 + 1  # count, compare, fills
+
+
+def test_unique_varying_counts_reuse_programs():
+    # 65 to 128 groups of 256 elements: one bucket, so after the first call
+    # no compiles, neither for unique nor for reading its results back.
+    gen = torch.Generator().manual_seed(1)
+    xs = [torch.randperm(256, generator=gen) % groups for groups in (70, 65, 100, 128)]
+    torch.unique(xs[0].to(DEV), return_inverse=True, return_counts=True)[0].cpu()
+    before = counters()
+    for x in xs:
+        same(lambda t: torch.unique(t, return_inverse=True, return_counts=True), x)
+    assert delta(before, counters(), "compiles") == 0
+
+
+def test_reading_results_back_does_not_compile_per_count():
+    x = torch.arange(1000.0).to(DEV)
+    (x < 600).nonzero().cpu()
+    torch.masked_select(x, x < 600).tolist()
+    before = counters()
+    for count in (513, 600, 777, 1000):
+        assert (x < count).nonzero().cpu().shape == (count, 1)
+        assert torch.masked_select(x, x < count).tolist() == list(range(count))
+    assert delta(before, counters(), "compiles") == 0
+
+
+def test_sync_counts_of_other_data_dependent_ops():
+    r = torch.tensor([2, 0, 3, 1]).to(DEV)
+    x = torch.tensor([0, 4, 4, 1, 9]).to(DEV)
+    for fn, syncs, nbytes in [
+        (lambda: torch.repeat_interleave(r), 1, 16),  # total and smallest count
+        (lambda: torch.repeat_interleave(r, output_size=6), 0, 0),
+        (lambda: torch.bincount(x), 1, 16),  # smallest and largest value
+        (lambda: torch.unique(x), 1, 8),
+        (lambda: torch.equal(x, x), 1, 1),
+        (lambda: x.float().masked_scatter_(x > 3, x.float() * 2), 0, 0),
+        (lambda: x.clone().index_fill_(0, r[:2], r[0]), 0, 0),
+    ]:
+        fn()
+        before = counters()
+        fn()
+        after = counters()
+        assert delta(before, after, "host_syncs") == syncs
+        assert delta(before, after, "d2h_bytes") == nbytes
+
+
+# ---------------------------------------------------------------------------
+# nonzero, masked_select, repeat_interleave, bincount, unique
+# ---------------------------------------------------------------------------
+
+MASK_INPUTS = [
+    torch.tensor(0.0),
+    torch.tensor(-2.5),
+    torch.tensor([0.0, -0.0, NAN, 1.0, -INF]),
+    torch.zeros(3, 4),
+    torch.ones(2, 3, 2, dtype=torch.bool),
+    torch.zeros(0, 3),
+    torch.tensor([[0, 3, 0], [7, 0, 1]]),
+]
+
+
+@pytest.mark.parametrize("x", MASK_INPUTS, ids=range(len(MASK_INPUTS)))
+def test_nonzero_and_masked_select(x):
+    same(torch.nonzero, x)
+    same(lambda t: torch.nonzero(t, as_tuple=True), x)
+    same(torch.argwhere, x)
+    same(lambda t: torch.masked_select(t, t != 0), x)
+    same(lambda t: torch.masked_select(t, torch.ones_like(t, dtype=torch.bool)), x)
+    same(lambda t: t[t != 0], x)
+
+
+def test_nonzero_masked_select_out_and_broadcast():
+    x = torch.arange(12.0).view(3, 4) - 5
+    same(lambda t: torch.nonzero(t > 0, out=torch.empty(7, 2, dtype=torch.long, device=t.device)), x)
+    same(lambda t: torch.masked_select(t, t > 0, out=torch.empty(0, device=t.device)), x)
+    same(lambda t, m: torch.masked_select(t, m), x, torch.tensor([True, False, True, True]))
+    same(lambda t, m: torch.masked_select(t, m), torch.tensor([1.0, 2.0]), torch.ones(3, 2) > 0)
+    same_error(lambda t: torch.masked_select(t, t.long()), x)
+    same_error(lambda t: torch.nonzero(t, out=torch.empty(0, device=t.device)), x)
+
+
+def test_repeat_interleave():
+    for r in [torch.tensor([2, 0, 3]), torch.tensor([0, 0]), torch.tensor([1], dtype=torch.int32),
+              torch.tensor([], dtype=torch.long)]:
+        same(torch.repeat_interleave, r)
+    same(lambda r: torch.repeat_interleave(r, output_size=5), torch.tensor([2, 0, 3]))
+    x = torch.arange(8.0).view(4, 2)
+    same(lambda t, r: torch.repeat_interleave(t, r, dim=0), x, torch.tensor([1, 0, 3, 1]))
+    same(lambda t: torch.repeat_interleave(t, 2, dim=1), x)
+    same_error(torch.repeat_interleave, torch.tensor([1, -1]))
+    same_error(torch.repeat_interleave, torch.tensor([[1]]))
+    same_error(torch.repeat_interleave, torch.tensor([1.0]))
+
+
+def test_bincount():
+    v = torch.tensor([0, 2, 2, 5])
+    same(torch.bincount, v)
+    same(lambda t: torch.bincount(t, minlength=9), v)
+    same(lambda t: torch.bincount(t, minlength=3), torch.tensor([], dtype=torch.long))
+    for w in [torch.tensor([0.5, 1.5, 2.0, -1.0]), torch.tensor([1, 2, 3, 4]),
+              torch.tensor([0.5, 1.5, 2.0, -1.0], dtype=torch.float64)]:
+        close(lambda t, ww: torch.bincount(t, ww), v, w)
+    same_error(torch.bincount, torch.tensor([-1, 2]))
+    same_error(torch.bincount, torch.tensor([1.0]))
+    same_error(torch.bincount, torch.tensor([[1]]))
+    same_error(lambda t: torch.bincount(t, minlength=-1), v)
+
+
+UNIQUE_INPUTS = [
+    torch.tensor([NAN, 1.0, NAN, 1.0, -0.0, 0.0, 2.0]),
+    torch.tensor(3.0),
+    torch.tensor([]),
+    torch.tensor([True, False, True]),
+    torch.tensor([[4, 1, 4], [1, 1, 0]]),
+]
+
+
+@pytest.mark.parametrize("x", UNIQUE_INPUTS, ids=range(len(UNIQUE_INPUTS)))
+@pytest.mark.parametrize("inverse,counts", [(False, False), (True, True), (False, True)])
+def test_unique(x, inverse, counts):
+    same(lambda t: torch.unique(t, return_inverse=inverse, return_counts=counts), x)
+    same(lambda t: torch.unique(t, sorted=False, return_inverse=inverse, return_counts=counts), x)
+    same(lambda t: torch.unique_consecutive(t, return_inverse=inverse, return_counts=counts), x)
+    same(lambda t: torch._unique(t, return_inverse=inverse), x)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unique_dim(dim):
+    x = torch.randint(0, 2, (3, 5, 2), generator=torch.Generator().manual_seed(2))
+    for fn in (torch.unique, torch.unique_consecutive):
+        actual = fn(x.to(DEV), dim=dim, return_inverse=True, return_counts=True)
+        expected = fn(x, dim=dim, return_inverse=True, return_counts=True)
+        _compare(actual, expected, rtol=0, atol=0)
+        assert actual[0].stride() == expected[0].stride()
+    same(lambda t: torch.unique(t, dim=1), torch.zeros(2, 0))
+    same_error(lambda t: torch.unique(t, dim=0), torch.zeros(2, 0))
+    same_error(lambda t: torch.unique(t, dim=0), torch.tensor(1.0))
+
+
+# ---------------------------------------------------------------------------
+# elementwise: shifts, number theory, special functions
+# ---------------------------------------------------------------------------
+
+INT_TYPES = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]
+
+
+@pytest.mark.parametrize("dtype", INT_TYPES)
+def test_shifts_match_cpu_for_every_amount(dtype):
+    info = torch.iinfo(dtype)
+    values = torch.tensor([1, 5, 3, info.max, info.min, 0, 7, info.max // 3], dtype=dtype)
+    if dtype != torch.uint8:
+        values[1], values[2] = -1, -8
+    bits = info.bits
+    amounts = torch.tensor([0, 1, 3, bits - 1, bits, bits + 1, 100 % (info.max + 1), 2])
+    if dtype != torch.uint8:
+        amounts[-1] = -1
+    amounts = amounts.to(dtype)
+    x, s = values.repeat(len(amounts)), amounts.repeat_interleave(len(values))
+    same(torch.bitwise_left_shift, x, s)
+    same(torch.bitwise_right_shift, x, s)
+    same(lambda a, b: a << b, x, s)
+    same(lambda a, b: a >> b, x, s)
+    same(lambda a: a << 3, x)
+    same(lambda a: a >> 2, x)
+    same(lambda b: torch.bitwise_left_shift(3, b), s.clamp(0, bits - 1))
+    same(lambda b: torch.bitwise_right_shift(-100 if dtype != torch.uint8 else 200, b), s)
+
+
+def test_shift_variants_promotion_and_errors():
+    x = torch.tensor([1, 2, 3], dtype=torch.int8)
+
+    def inplace(t):
+        t = t.clone()
+        t <<= 2
+        t >>= torch.tensor([1], device=t.device)
+        t.bitwise_left_shift_(1)
+        return t
+
+    same(inplace, x)
+    same(lambda t: t << torch.tensor([2], device=t.device), x)  # int8 << int64 -> int64
+    same(lambda t: torch.bitwise_left_shift(t, 2, out=torch.empty(3, dtype=torch.int8,
+                                                                   device=t.device)), x)
+    same(lambda t: torch.bitwise_right_shift(t, t, out=torch.empty(0, dtype=torch.int8,
+                                                                    device=t.device)), x)
+    same(lambda t: torch.tensor([True, False], device=t.device) << t[:2], x)
+    for bad, amount in ((torch.tensor([1.5]), 1), (torch.tensor([True]), True)):
+        with pytest.raises(NotImplementedError, match="lshift_cpu"):
+            bad.to(DEV) << amount
+        with pytest.raises(NotImplementedError, match="rshift_cpu"):
+            torch.bitwise_right_shift(bad.to(DEV), amount)
+    same(lambda t: t << 1, torch.tensor([True, False]))  # an int scalar promotes bool to long
+
+
+@pytest.mark.parametrize("dtype", INT_TYPES)
+def test_gcd_lcm(dtype):
+    info = torch.iinfo(dtype)
+    a = torch.tensor([0, 0, 6, 6, 12, info.max, info.min, 89, 34], dtype=dtype)
+    b = torch.tensor([0, 5, 4, 0, 18, 8, 2, 55, 21], dtype=dtype)
+    if dtype != torch.uint8:
+        a[2], b[3] = -6, -4
+    same(torch.gcd, a, b)
+    same(torch.lcm, a, b)
+    same(lambda x, y: x.clone().gcd_(y), a, b)
+    same(lambda x, y: torch.lcm(x, y, out=torch.empty(0, dtype=dtype, device=x.device)), a, b)
+    same_error(torch.gcd, torch.tensor([1.0]), torch.tensor([2.0]))
+    same_error(torch.lcm, torch.tensor([True]), torch.tensor([True]))
+
+
+def test_gcd_of_consecutive_fibonacci_numbers():
+    # The longest runs of Euclid's algorithm.
+    fib = [1, 1]
+    while fib[-1] < 2**62:
+        fib.append(fib[-1] + fib[-2])
+    same(torch.gcd, torch.tensor(fib[1:]), torch.tensor(fib[:-1]))
+    same(torch.gcd, torch.tensor(fib[10:24], dtype=torch.int32), torch.tensor(fib[9:23],
+                                                                            dtype=torch.int32))
+
+
+SPECIAL_POINTS = torch.tensor([0.0, -0.0, 1.0, 2.0, -1.0, -2.0, -2.5, 0.5, 1e-30, -1e-30, 7.9,
+                               8.0, 8.1, 30.0, 50.0, 100.0, -100.0, INF, -INF, NAN])
+GRID = torch.cat([torch.linspace(-12, 12, 241), SPECIAL_POINTS])
+
+
+@pytest.mark.parametrize("fn", [torch.sinc, torch.erfc, torch.lgamma, torch.digamma, torch.i0,
+                                torch.special.i1, lambda t: torch.polygamma(1, t)],
+                         ids=["sinc", "erfc", "lgamma", "digamma", "i0", "i1", "trigamma"])
+def test_special_functions(fn):
+    close(fn, GRID)
+    close(fn, GRID.bfloat16(), rtol=1.6e-2, atol=1e-2)
+    close(fn, torch.arange(-3, 4))  # integers compute in the default float type
+
+
+def test_special_function_variants():
+    x = torch.linspace(-3, 3, 13)
+    for name in ("sinc_", "erfc_", "lgamma_", "digamma_", "i0_"):
+        close(lambda t: getattr(t.clone(), name)(), x)
+    close(lambda t: torch.i0(t, out=torch.empty(0, device=t.device)), x)
+    close(lambda t: t.clone().polygamma_(1), x)
+    same_error(lambda t: torch.polygamma(-1, t), x)
+    with pytest.raises(NotImplementedError, match="polygamma"):
+        torch.polygamma(2, x.to(DEV))
+
+
+def test_logaddexp():
+    a = torch.tensor([1.0, INF, -INF, INF, NAN, -3.0, 100.0, -INF, 0.0, -50.0])
+    b = torch.tensor([2.0, INF, -INF, -INF, 1.0, 1e-3, -100.0, 5.0, 0.0, -50.0])
+    for fn in (torch.logaddexp, torch.logaddexp2):
+        close(fn, a, b)
+        close(fn, a.bfloat16(), b.bfloat16(), rtol=1.6e-2, atol=1e-2)
+        close(lambda x, y: fn(x, y, out=torch.empty(0, device=x.device)), a, b)
+    same_error(torch.logaddexp, torch.tensor([1]), torch.tensor([2]))
+
+
+def test_signbit_and_heaviside():
+    x = torch.tensor([-0.0, 0.0, -NAN, NAN, -1.0, 2.0, INF, -INF])
+    same(torch.signbit, x)
+    same(torch.signbit, x.bfloat16())
+    same(torch.signbit, torch.tensor([-3, 0, 4]))
+    same(torch.signbit, torch.tensor([True, False]))
+    same(lambda t: torch.signbit(t, out=torch.empty(0, dtype=torch.bool, device=t.device)), x)
+    same(torch.heaviside, x, torch.tensor([0.5]))
+    same(torch.heaviside, torch.tensor([True, False]), torch.tensor([False, True]))
+    same(torch.heaviside, torch.tensor([-2, 0, 5]), torch.tensor(7))
+    same(lambda t, v: t.clone().heaviside_(v), x, torch.tensor(0.25))
+    same_error(torch.heaviside, torch.tensor([1.0]), torch.tensor([1]))
+
+
+# ---------------------------------------------------------------------------
+# index_copy, index_fill, masked_scatter
+# ---------------------------------------------------------------------------
+
+BASE = torch.arange(12.0).view(3, 4)
+
+
+def test_index_copy():
+    same(lambda s, i, src: s.clone().index_copy_(0, i, src), BASE, torch.tensor([2, 0]),
+         -torch.ones(2, 4))
+    same(lambda s, i, src: torch.index_copy(s, -1, i, src), BASE, torch.tensor([3, 1, 0]),
+         -torch.ones(3, 3))
+    same(lambda s, i, src: torch.index_copy(s, 1, i, src, out=torch.empty(3, 4, device=s.device)),
+         BASE, torch.tensor([3]), -torch.ones(3, 1))
+    same(lambda s, i, src: s.clone().index_copy_(0, i, src), torch.tensor(1.0), torch.tensor([0]),
+         torch.tensor(3.0))
+    same(lambda s, i, src: s.clone().index_copy_(0, i, src), BASE.bool(), torch.tensor([1]),
+         torch.zeros(1, 4, dtype=torch.bool))
+    for index, source in [(torch.tensor([0], dtype=torch.int32), torch.ones(1, 4)),
+                          (torch.tensor([0]), torch.ones(1, 4, dtype=torch.float64)),
+                          (torch.tensor([0]), torch.ones(1, 3)),
+                          (torch.tensor([0, 1]), torch.ones(1, 4)),
+                          (torch.tensor([[0]]), torch.ones(1, 4))]:
+        same_error(lambda s, i, src: s.clone().index_copy_(0, i, src), BASE, index, source)
+
+
+def test_index_fill():
+    same(lambda s, i: s.clone().index_fill_(0, i, -5.0), BASE, torch.tensor([0, -1]))
+    same(lambda s, i: torch.index_fill(s, 1, i, 7), BASE, torch.tensor([-4, 2]))
+    same(lambda s, i, v: s.clone().index_fill_(1, i, v), BASE, torch.tensor([1]), torch.tensor(2.5))
+    same(lambda s, i, v: s.clone().index_fill_(1, i, v), BASE.long(), torch.tensor([1]),
+         torch.tensor(2.5))
+    same(lambda s, i: s.clone().index_fill_(1, i, 1.5), BASE.long(), torch.tensor([1]))
+    same(lambda s, i: s.clone().index_fill_(1, i, True), BASE.bool(), torch.tensor([1, 3]))
+    same(lambda s, i: s.clone().index_fill_(0, i, 3.0), torch.tensor(1.0), torch.tensor([0]))
+    # a CPU value tensor is a host number already
+    same(lambda s, i: s.clone().index_fill_(0, i, torch.tensor(4.0)), BASE, torch.tensor([2]))
+    same_error(lambda s, i: s.clone().index_fill_(0, i, 3.0), BASE,
+               torch.tensor([0], dtype=torch.int32))
+    same_error(lambda s, i, v: s.clone().index_fill_(0, i, v), BASE, torch.tensor([0]),
+               torch.tensor([1.0, 2.0]))
+
+
+def test_masked_scatter():
+    gen = torch.Generator().manual_seed(3)
+    source = torch.arange(100.0, 120.0)
+    for mask in [torch.tensor([True, False, True, True]), torch.rand(3, 4, generator=gen) > 0.5,
+                 torch.zeros(3, 4, dtype=torch.bool), torch.ones(3, 4, dtype=torch.bool),
+                 torch.tensor(True)]:
+        same(lambda s, m, src: s.clone().masked_scatter_(m, src), BASE, mask, source)
+        same(lambda s, m, src: torch.masked_scatter(s, m, src), BASE, mask, source)
+    same(lambda s, m, src: torch.masked_scatter(s, m, src), torch.zeros(4),
+         torch.rand(3, 4, generator=gen) > 0.5, source)
+    same(lambda s, m, src: s.clone().masked_scatter_(m, src), BASE,
+         torch.zeros(3, 4, dtype=torch.bool), torch.zeros(0))
+    same_error(lambda s, m, src: s.clone().masked_scatter_(m, src), BASE,
+               torch.ones(3, 4, dtype=torch.bool), torch.zeros(0))
+    same_error(lambda s, m, src: s.clone().masked_scatter_(m, src), BASE,
+               torch.ones(3, 4, dtype=torch.uint8), source)
+    same_error(lambda s, m, src: s.clone().masked_scatter_(m, src), BASE,
+               torch.ones(3, 4, dtype=torch.bool), source.long())
+
+
+def test_masked_scatter_checks_source_size_in_debug_mode():
+    with torch_tpu.eager_mode("debug"):
+        with pytest.raises(RuntimeError, match="Number of elements of source"):
+            BASE.to(DEV).masked_scatter_(torch.ones(3, 4, dtype=torch.bool, device=DEV),
+                                         torch.zeros(5, device=DEV))
+
+
+@pytest.mark.parametrize("op", ["masked_select", "masked_scatter", "index_copy", "index_fill"])
+def test_gradients(op):
+    mask = torch.tensor([True, False, False, True])
+    fns = {
+        "masked_select": lambda x: torch.masked_select(x, mask.to(x.device)),
+        "masked_scatter": lambda x: torch.masked_scatter(x, mask.to(x.device), x * 3),
+        "index_copy": lambda x: torch.index_copy(x, 0, torch.tensor([2, 0], device=x.device),
+                                                 x[:2] * 2),
+        "index_fill": lambda x: torch.index_fill(x, 1, torch.tensor([1], device=x.device), 0.5),
+    }
+    grads = []
+    for device in ("cpu", DEV):
+        x = BASE.clone().to(device).requires_grad_()
+        (fns[op](x) ** 2).sum().backward()
+        grads.append(x.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])
+
+
+# ---------------------------------------------------------------------------
+# reductions: aminmax, nansum, var/std_mean, equal, logcumsumexp
+# ---------------------------------------------------------------------------
+
+WITH_NAN = torch.tensor([[1.0, NAN, -2.0], [NAN, NAN, NAN], [-0.0, 4.0, 0.5]])
+
+
+def test_aminmax():
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(4))
+    for kwargs in [{}, {"dim": 1}, {"dim": 0, "keepdim": True}]:
+        same(lambda t: torch.aminmax(t, **kwargs), x)
+        same(lambda t: torch.aminmax(t, **kwargs), WITH_NAN)
+        same(lambda t: torch.aminmax(t, **kwargs), x > 0)
+    same(lambda t: torch.aminmax(t, dim=0), torch.tensor(2.0))
+    same(lambda t: torch.aminmax(t, dim=0), torch.zeros(3, 0))
+    same_error(torch.aminmax, torch.zeros(0))
+    same_error(lambda t: torch.aminmax(t, dim=1), torch.zeros(3, 0))
+
+
+def test_nansum_nanmean():
+    for kwargs in [{}, {"dim": 1}, {"dim": [0, 1], "keepdim": True}, {"dim": []}]:
+        close(lambda t: torch.nansum(t, **kwargs), WITH_NAN)
+        close(lambda t: torch.nanmean(t, **kwargs), WITH_NAN)
+    same(torch.nansum, torch.tensor([True, True, False]))
+    same(lambda t: torch.nansum(t, dtype=torch.float32), torch.tensor([1, 2], dtype=torch.int8))
+    close(lambda t: torch.nansum(t, 0, out=torch.empty(0, device=t.device)), WITH_NAN)
+    close(torch.nansum, WITH_NAN.bfloat16(), rtol=1.6e-2, atol=1e-2)
+    same_error(torch.nansum, torch.tensor([1 + 1j]))
+
+
+def test_var_mean_std_mean_and_no_recompile_per_correction():
+    x = torch.randn(5, 6, generator=torch.Generator().manual_seed(5))
+    for fn in (torch.var_mean, torch.std_mean):
+        for kwargs in [{}, {"dim": 1}, {"dim": 0, "correction": 0, "keepdim": True}]:
+            close(lambda t: fn(t, **kwargs), x)
+    same_error(torch.std_mean, torch.tensor([1, 2]))
+    torch.var_mean(x.to(DEV), dim=1, correction=0.5)
+    before = counters()
+    for correction in (0.25, 1.5, 2.0, 3.0):
+        close(lambda t: torch.var_mean(t, dim=1, correction=correction), x)
+    assert delta(before, counters(), "compiles") == 0
+
+
+def test_equal():
+    a = torch.tensor([[1.0, 2.0], [3.0, -0.0]])
+    same(torch.equal, a, a.clone())
+    same(torch.equal, a, a + 1)
+    same(torch.equal, a, torch.tensor([[1, 2], [3, 0]]))  # compared in the promoted dtype
+    same(torch.equal, a, a.t())
+    same(torch.equal, a, a[0])  # sizes differ: False, no broadcasting
+    same(torch.equal, torch.zeros(0), torch.zeros(0))
+    x = torch.tensor([NAN, 1.0]).to(DEV)
+    assert torch.equal(x, x) is False and torch.equal(x.cpu(), x.cpu()) is False
+    with pytest.raises(RuntimeError, match="different devices"):
+        torch.equal(a.to(DEV), a)
+
+
+def test_logcumsumexp():
+    x = torch.tensor([[INF, INF, -INF, NAN, 1.0], [-INF, -INF, 1.0, 2.0, -INF],
+                      [1e4, 1.0, -1e4, 30.0, 30.0]])
+    for dim in (0, 1):
+        close(lambda t: torch.logcumsumexp(t, dim), x)
+    close(lambda t: torch.logcumsumexp(t, 0), torch.tensor(3.0))
+    close(lambda t: torch.logcumsumexp(t, 1, out=torch.empty(0, device=t.device)), x)
+    close(lambda t: torch.logcumsumexp(t, 1), torch.randn(3, 37), rtol=1e-5)
+    same_error(lambda t: torch.logcumsumexp(t, 0), torch.tensor([1, 2]))
+
+
+# ---------------------------------------------------------------------------
+# order statistics
+# ---------------------------------------------------------------------------
+
+ORDER_INPUTS = [
+    torch.tensor([3.0, NAN, 1.0, 2.0]),
+    torch.tensor([1, 2, 2, 3, 3, 1, 2]),
+    # (no all-NaN row longer than 3: which NaN nanmedian returns for one is
+    # up to CPU's nth_element)
+    torch.tensor([[NAN, 1.0, NAN, 2.0], [3.0, NAN, 0.0, -0.0], [NAN, NAN, NAN, 5.0]]),
+    torch.tensor([NAN, NAN, NAN]),
+    torch.randint(0, 4, (3, 6, 5), generator=torch.Generator().manual_seed(6)),
+    torch.tensor(2.5),
+]
+
+
+@pytest.mark.parametrize("x", ORDER_INPUTS, ids=range(len(ORDER_INPUTS)))
+def test_median_nanmedian(x):
+    # Indices too: CPU orders by (value, index), as a stable sort does.
+    same(torch.median, x)
+    same(torch.nanmedian, x)
+    for dim in range(max(x.dim(), 1)):
+        for keepdim in (False, True):
+            same(lambda t: torch.median(t, dim, keepdim), x)
+            same(lambda t: torch.nanmedian(t, dim, keepdim), x)
+
+
+@pytest.mark.parametrize("x", ORDER_INPUTS, ids=range(len(ORDER_INPUTS)))
+def test_kthvalue_and_mode(x):
+    for dim in range(max(x.dim(), 1)):
+        n = x.shape[dim] if x.dim() else 1
+        for k in sorted({1, (n + 1) // 2, n}):
+            # values only: among equal values CPU's quickselect picks any index
+            actual = torch.kthvalue(x.to(DEV), k, dim)
+            expected = torch.kthvalue(x, k, dim)
+            _compare(actual.values, expected.values, rtol=0, atol=0)
+            assert torch.equal(x.to(DEV).gather(dim, actual.indices.unsqueeze(dim)).cpu()
+                               .squeeze(dim), expected.values) or x.dim() == 0 or x.isnan().any()
+        if not (x.is_floating_point() and x.isnan().any()):
+            # mode's index is the last occurrence, as CPU's for rows of <= 16
+            same(lambda t: torch.mode(t, dim), x)
+            same(lambda t: torch.mode(t, dim, True), x)
+
+
+def test_order_statistic_errors_and_out():
+    same(lambda t: torch.median(t, 1, out=(torch.empty(0, device=t.device),
+                                            torch.empty(0, dtype=torch.long, device=t.device))),
+         torch.randn(3, 4))
+    same(lambda t: torch.mode(t, 1, out=(torch.empty(0, dtype=t.dtype, device=t.device),
+                                         torch.empty(0, dtype=torch.long, device=t.device))),
+         torch.randint(0, 3, (3, 5), generator=torch.Generator().manual_seed(8)))
+    same(lambda t: torch.ops.aten.median.out(t, out=torch.empty(0, device=t.device)),
+         torch.tensor([3.0, 1.0, 2.0, 5.0]))
+    same(torch.median, torch.zeros(0))
+    same(lambda t: torch.mode(t, 0), torch.tensor([True, False, True]))
+    same_error(torch.median, torch.tensor([True]))
+    same_error(lambda t: torch.median(t, 0), torch.zeros(0, 3))
+    same_error(lambda t: torch.kthvalue(t, 4), torch.zeros(3))
+    same_error(lambda t: torch.mode(t, 0), torch.zeros(0, 3))
+
+
+# ---------------------------------------------------------------------------
+# searchsorted, bucketize
+# ---------------------------------------------------------------------------
+
+BOUNDS = torch.tensor([1.0, 3.0, 3.0, 5.0, 7.0])
+VALUES = torch.tensor([[0.0, 1.0, 3.0, 4.0], [7.0, 8.0, NAN, -1.0]])
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_bucketize(right):
+    for out_int32 in (False, True):
+        same(lambda b, v: torch.searchsorted(b, v, right=right, out_int32=out_int32), BOUNDS,
+             VALUES)
+        same(lambda v, b: torch.bucketize(v, b, right=right, out_int32=out_int32), VALUES, BOUNDS)
+    side = "right" if right else "left"
+    same(lambda b, v: torch.searchsorted(b, v, side=side), BOUNDS, VALUES)
+    perm = torch.tensor([3, 0, 4, 2, 1])
+    same(lambda b, v, s: torch.searchsorted(b, v, right=right, sorter=s), BOUNDS[perm], VALUES,
+         torch.argsort(BOUNDS[perm]))
+    rows = torch.sort(torch.randn(2, 3, 6, generator=torch.Generator().manual_seed(7)), -1)[0]
+    same(lambda b, v: torch.searchsorted(b, v, right=right), rows, torch.randn(2, 3, 4))
+    same(lambda b, v: torch.searchsorted(b, v, right=right), torch.tensor([1.0, NAN]),
+         torch.tensor([NAN, 1.0, 2.0]))
+    same(lambda b: torch.searchsorted(b, 3, right=right), BOUNDS)
+    same(lambda b: torch.bucketize(3.5, b, right=right), BOUNDS)
+
+
+def test_searchsorted_edges_and_errors():
+    same(lambda b, v: torch.searchsorted(b, v), torch.tensor([1, 3, 5]), torch.tensor([1.5, 3.0]))
+    same(lambda b, v: torch.searchsorted(b, v), BOUNDS, torch.tensor(2.0))
+    same(lambda b, v: torch.searchsorted(b, v), torch.zeros(0), torch.tensor([1.0]))
+    same(lambda b, v: torch.searchsorted(b, v), BOUNDS, torch.zeros(0))
+    same(lambda b, v: torch.searchsorted(b, v, out=torch.empty(0, dtype=torch.long,
+                                                                device=b.device)), BOUNDS, VALUES)
+    for fn, args in [
+        (lambda b, v: torch.searchsorted(b, v, out=torch.empty(0, dtype=torch.int32,
+                                                                device=b.device)), (BOUNDS, VALUES)),
+        (lambda b, v: torch.searchsorted(b, v, side="left", right=True), (BOUNDS, VALUES)),
+        (lambda b, v: torch.searchsorted(b, v, side="middle"), (BOUNDS, VALUES)),
+        (lambda b, v: torch.searchsorted(b, v, sorter=torch.tensor([0, 1])), (BOUNDS, VALUES)),
+        (torch.searchsorted, (torch.tensor([False, True]), torch.tensor([True]))),
+        (torch.searchsorted, (torch.zeros(2, 3), torch.zeros(3, 1))),
+        (torch.bucketize, (VALUES, torch.zeros(2, 2))),
+    ]:
+        same_error(fn, *args)
+
+
+# ---------------------------------------------------------------------------
+# linspace, logspace
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64,
+                                   torch.int16])
+def test_linspace_is_bitwise_cpu(dtype):
+    for start, end, steps in [(-2.0, -3, 50), (0, 1, 7), (-3.3, 10.7, 33), (1e-3, 5.5, 1000),
+                              (10, -10, 3), (24.2, -16.4, 25), (5, 5, 4), (1, 2, 1), (1, 2, 0)]:
+        actual = torch.linspace(start, end, steps, dtype=dtype, device=DEV)
+        assert torch.equal(actual.cpu(), torch.linspace(start, end, steps, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_logspace_is_bitwise_cpu(dtype):
+    for start, end, steps in [(0, 2, 7), (-3, 1, 50), (2, 0, 12), (1, 2, 1), (1, 2, 0)]:
+        for base in (10.0, 2.0, 1.1):
+            actual = torch.logspace(start, end, steps, base, dtype=dtype, device=DEV)
+            assert torch.equal(actual.cpu(), torch.logspace(start, end, steps, base, dtype=dtype))
+
+
+def test_linspace_logspace_variants_and_no_recompile_per_value():
+    out = torch.empty(3, 5, device=DEV)[:, 1]  # a strided view
+    torch.linspace(0, 1, 3, out=out)
+    assert torch.equal(out.cpu(), torch.linspace(0, 1, 3))
+    same(lambda s, e: torch.linspace(s, e, 9, device=s.device), torch.tensor(-1.0),
+         torch.tensor(2.0))
+    same(lambda e: torch.logspace(0, e, 9, device=e.device), torch.tensor(2.0))
+    same_error(lambda: torch.linspace(0, 1, -1, device=DEV))
+    with pytest.raises(NotImplementedError):
+        torch.linspace(0, 1, 5, dtype=torch.bool, device=DEV)
+    torch.linspace(0.5, 3.0, 64, device=DEV)
+    torch.logspace(0.5, 3.0, 64, 3.0, device=DEV)
+    before = counters()
+    for i in range(6):
+        torch.linspace(i * 0.37, i * 1.7 + 3, 64, device=DEV)
+        torch.logspace(-i * 0.1, i * 0.2, 64, 2.0 + i, device=DEV)
+    assert delta(before, counters(), "compiles") == 0
