@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Exit code 5 (no tests collected) is a failure.
+# It includes CI-sized runs of the fuzzers in tests/fuzz (sizes and seed from
+# TORCH_TPU_FUZZ_PROGRAMS, TORCH_TPU_FUZZ_CALLS, TORCH_TPU_FUZZ_SEED); the long
+# runs are commands, see README.md ("Fuzzing against the CPU").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pytest -q tests "$@"
