@@ -258,7 +258,8 @@ def f_nn_shape(rng):
              f"r = torch.nn.functional.max_pool2d(T((1, 1, 4, 4)), 2, padding=2)",
              f"r = torch.nn.functional.avg_pool2d(T((1, 1, 4, 4)), 0)",
              f"r = torch.nn.functional.softmax(T((2, 3)), 2)",
-             f"r = torch.nn.functional.scaled_dot_product_attention(T((1, 2, 3, 4)), T((1, 2, 3, 5)), T((1, 2, 3, 4)))",
+             "r = torch.nn.functional.scaled_dot_product_attention(T((1, 2, 3, 4)), T((1, 2, 3, 5)), "
+             "T((1, 2, 3, 4)))",
              f"r = torch.nn.functional.interpolate(T((1, 1, 4)), size=(2, 2))",
              f"r = torch.nn.functional.pad(T((1, 1, 4)), (1, 1, 1))",
              f"r = torch.nn.functional.pad(T((1, 1, 4)), (5, 5), mode='reflect')",
@@ -443,8 +444,10 @@ def f_out_mismatch(rng):
              f"o = torch.zeros((1,) + {a[1:]}, device=DEV).expand({a})\nr = torch.add(T({a}), 1, out=o)",
              f"o = torch.zeros({a}, device=DEV)\nr = torch.mm(T(({a[0]}, 2)), T((2, {a[-1]})), out=o[:, :1])",
              f"o = torch.zeros((2, 5), device=DEV)\nr = torch.cat([T({a}), T({a})], out=o)",
-             f"o = torch.zeros({a}, dtype=torch.float16, device=DEV)\nr = torch.mm(T(({a[0]}, 2)), T((2, {a[-1]})), out=o)",
-             f"o = torch.zeros({a}, dtype={it}, device=DEV)\nr = torch.where(T({a}, torch.bool), T({a}), 1.5, out=o)",
+             f"o = torch.zeros({a}, dtype=torch.float16, device=DEV)\n"
+             f"r = torch.mm(T(({a[0]}, 2)), T((2, {a[-1]})), out=o)",
+             f"o = torch.zeros({a}, dtype={it}, device=DEV)\n"
+             f"r = torch.where(T({a}, torch.bool), T({a}), 1.5, out=o)",
              f"o = torch.zeros({a}, dtype=torch.float32, device=DEV)\nr = torch.argmax(T({a}), 0, out=o)",
              f"x = T({a})\nr = torch.exp(x, out=x)",
              f"x = T({a})\nr = torch.cumsum(x, 0, out=x)",

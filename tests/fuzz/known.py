@@ -71,7 +71,7 @@ KNOWN = [
     Known("nan_extremum", "NaN does not propagate through max/min/clamp/sort-like lowerings "
           "(XLA max/min drop NaN; sort orders it differently)", ("value", "tie"),
           ("max", "min", "amax", "amin", "maximum", "minimum", "clamp", "sort", "argsort", "topk",
-           "msort", "argmax", "argmin", "cummax", "hardtanh", "relu", "kthvalue"),
+           "msort", "argmax", "argmin", "cummax", "hardtanh", "relu", "kthvalue", "vector_norm"),
           _info("nan", "nan_literal")),
     Known("sign_nan_negzero", "sign/sgn of NaN and of -0.0", ELEMENTWISE_KINDS, ("sign", "sgn"),
           _info("nan", "neg_zero")),
@@ -86,13 +86,15 @@ KNOWN = [
           and not set(r.get("info", {}).get("dtypes", [])) & FLOATS
           or "torch.pow(" in r.get("case", "")),
     Known("scalar_wrap", "a Python scalar out of the tensor dtype's range is refused ('value "
-          "cannot be converted ... without overflow') where the CPU wraps it or rounds it to inf",
-          ("tpu_error", "value"), ("add", "sub", "mul", "div", "view_write", "index_put",
+          "cannot be converted ... without overflow') where the CPU wraps it or rounds it to inf, "
+          "and accepted where the CPU refuses it (index_add's alpha)",
+          ("tpu_error", "value", "missing_error"), ("add", "sub", "mul", "div", "view_write",
+                                                    "index_put", "index_add", "scatter",
                                    "nan_to_num", "masked_fill", "clamp", "fill_", "where", "eq", "ne",
                                    "lt", "le", "gt", "ge", "remainder", "fmod", "floor_divide",
                                    "bitwise_and", "bitwise_or", "bitwise_xor", "pow", "addcmul",
                                    "addcdiv", "lerp", "maximum", "minimum"),
-          lambda r: "without overflow" in r.get("tpu_msg", "") or
+          lambda r: "without overflow" in r.get("tpu_msg", "") + r.get("cpu_msg", "") or
           (r.get("info", {}).get("large_literal") and r["kind"] == "value")),
     Known("gelu_extreme", "gelu at infinite or very large inputs", ("value",), ("gelu",),
           _info("inf", "huge_float")),
@@ -157,12 +159,26 @@ KNOWN = [
           lambda r: r.get("form") == "inplace"),
     Known("empty_int_softmax", "softmax/log_softmax of an empty integer/bool tensor raise (the CPU "
           "returns an empty result)", ("tpu_error",), ("softmax", "log_softmax"), _info("empty")),
-    Known("out_dtype_compute", "a unary op with a wider out= dtype computes in the out dtype; the "
+    Known("out_dtype_compute", "an op with a wider out= dtype computes in the out dtype; the "
           "CPU computes in the input's dtype, then casts", ("value",),
           tuple("exp log sqrt rsqrt sin cos tan tanh sigmoid expm1 log1p log2 log10 exp2 asin acos "
-                "atan sinh cosh asinh acosh atanh erf erfinv reciprocal".split()),
+                "atan sinh cosh asinh acosh atanh erf erfinv reciprocal atan2 hypot pow xlogy "
+                "float_power logaddexp".split()),
           lambda r: r.get("form") == "out" and bool(
               set(r.get("info", {}).get("dtypes", [])) & {"float16", "bfloat16"})),
+    Known("bool_operand_select", "mul/div with a bool operand act as a select: nan * False "
+          "and inf * False give 0 (CPU: NaN), -4.0 * False gives +0.0 (CPU: -0.0)",
+          ("value", "signed_zero"), ("mul", "div"), _dtypes(lambda d: "bool" in d)),
+    Known("low_precision_scalar", "a Python scalar (or 0-d tensor) operand of a bf16/f16 "
+          "tensor is not rounded to bf16/f16 first: 0.643 + x computes with 0.643, the CPU with "
+          "bf16(0.643) = 0.6445", ("value",), ("add", "sub", "mul", "div", "remainder", "fmod"),
+          _all(_dtypes(lambda d: bool(d & {"bfloat16", "float16"})),
+               lambda r: r.get("form") in ("rscalar", "operator") or r["info"].get("zero_dim") or
+               bool(re.search(r"[(,] ?-?\d+\.\d+\)", r.get("code", ""))))),
+    Known("elu_nan_alpha", "elu(0, alpha=nan) is NaN (CPU: 0)", ("value",), ("elu",),
+          _info("nan_literal")),
+    Known("ldexp_overflow", "ldexp(x, e) multiplies by 2**e, which overflows: ldexp(0.0, 256) is "
+          "NaN (CPU: 0.0)", ("value",), ("ldexp",)),
     Known("hypot_overflow", "hypot(x, y) overflows to inf for |x| near the float max (computed as "
           "sqrt(x*x + y*y))", ("value",), ("hypot",), _info("huge_float")),
     Known("layer_norm_overflow", "layer_norm of values near the float max gives 0 where the CPU "

@@ -38,16 +38,8 @@ def _is_float(t):
     return t.dtype.is_floating_point
 
 
-def _not_bool(t):
-    return t.dtype != torch.bool
-
-
 def _nonempty(t):
     return t.numel() > 0
-
-
-def _rank_at_least(n):
-    return lambda t: t.dim() >= n
 
 
 def _overlapping(t):

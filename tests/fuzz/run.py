@@ -8,7 +8,6 @@ two devices legitimately accumulate over earlier steps never shows up as a
 mismatch of a later step, and a failure names the op responsible.
 """
 
-import math
 from dataclasses import dataclass, field
 
 import torch

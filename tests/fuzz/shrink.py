@@ -132,6 +132,32 @@ class Shrinker:
                             break
         return prog
 
+    def shrink_shapes(self, prog):
+        """Inputs cut down along each dim (to size 1, else 2) while it still
+        fails; inputs that others view through as_strided keep their shape."""
+        viewed = {a.code.split(" = ", 1)[1].split(".")[0] for a in prog.inputs if isinstance(a, Alias)}
+        for idx in range(len(prog.inputs)):
+            for d in range(len(getattr(prog.inputs[idx], "base_shape", ()))):
+                for size in (1, 2):
+                    inp = prog.inputs[idx]
+                    if not isinstance(inp, Input) or inp.view or inp.name in viewed:
+                        break
+                    shape = tuple(inp.base_shape)
+                    if shape[d] <= size:
+                        continue
+                    t = torch.tensor(inp.values, dtype=torch.float64 if inp.dtype.is_floating_point
+                                     else torch.int64).reshape(shape).narrow(d, 0, size)
+                    vals = [bool(v) if inp.dtype == torch.bool else v for v in t.flatten().tolist()]
+                    if not inp.dtype.is_floating_point and inp.dtype != torch.bool:
+                        vals = [int(v) for v in vals]
+                    inputs = list(prog.inputs)
+                    inputs[idx] = replace(inp, base_shape=tuple(t.shape), values=vals)
+                    cand = Program(inputs, prog.steps, prog.label)
+                    if self.fails(cand):
+                        prog = cand
+                        break
+        return prog
+
     def _try_values(self, prog, idx, vals):
         if vals == prog.inputs[idx].values:
             return prog
@@ -189,5 +215,6 @@ def shrink(prog, outcome, budget=MAX_TRIALS):
         return Program(prog.inputs, prog.steps[:max(k, 0) + 1], prog.label), "unshrunk"
     cand = s.drop_inputs(cand)
     cand = s.remove_views(cand)
+    cand = s.shrink_shapes(cand)
     cand = s.simplify_values(cand)
     return cand, how
