@@ -749,6 +749,7 @@ def summarize(results, failures, n, seed):
         if r["status"] == "missing":
             key = ("missing", r["detail"])
         else:
+            r["known"] = classify(r)  # by this process's known.py, the same for every batch
             key = (r.get("known") or "UNKNOWN", r["kind"], r["family"], r.get("case", ""))
         c = classes.setdefault(key, {"count": 0, "first": i, "repro": r.get("repro"),
                                      "detail": f"{r['detail']} cpu: {r.get('cpu_msg', '')!s:.150} | "

@@ -116,6 +116,7 @@ def summarize(results, failures, n):
         if r["status"] == "missing":
             key = ("missing", r["detail"])
         else:
+            r["known"] = classify(r)  # by this process's known.py, the same for every batch
             key = (r["known"] or "UNKNOWN", r["kind"], r["op"], r.get("form", ""))
         c = classes.setdefault(key, {"count": 0, "first": i, "repro": None, "detail": r["detail"]})
         c["count"] += 1

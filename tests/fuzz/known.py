@@ -164,7 +164,7 @@ KNOWN = [
           tuple("exp log sqrt rsqrt sin cos tan tanh sigmoid expm1 log1p log2 log10 exp2 asin acos "
                 "atan sinh cosh asinh acosh atanh erf erfinv reciprocal atan2 hypot pow xlogy "
                 "float_power logaddexp".split()),
-          lambda r: r.get("form") == "out" and bool(
+          lambda r: r.get("form") == "out" and "dtype=torch.float32" in r.get("code", "") and bool(
               set(r.get("info", {}).get("dtypes", [])) & {"float16", "bfloat16"})),
     Known("bool_operand_select", "mul/div with a bool operand act as a select: nan * False "
           "and inf * False give 0 (CPU: NaN), -4.0 * False gives +0.0 (CPU: -0.0)",
