@@ -7,6 +7,10 @@
 #                                   runs the C++ tests (both plugins) and a fast
 #                                   Python subset with them (not part of CI: see
 #                                   asan_job below for why and how long)
+#
+# It includes CI-sized runs of the fuzzers in tests/fuzz (sizes and seed from
+# TORCH_TPU_FUZZ_PROGRAMS, TORCH_TPU_FUZZ_CALLS, TORCH_TPU_FUZZ_SEED); the long
+# runs are commands, see README.md ("Fuzzing against the CPU").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
