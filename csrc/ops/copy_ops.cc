@@ -65,7 +65,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
     DeviceStorage* storage = storage_of(src.storage());
     pjrt::BufferPtr buffer = storage->buffer(storage->element());
     at::Tensor whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
-    download(*buffer, whole.data_ptr(), storage->nbytes());
+    download(*buffer, whole.data_ptr(), storage->nbytes(), src.device().index());
     dst.copy_(whole.narrow(0, src.storage_offset(), src.numel()).view(src.sizes()));
     return;
   }
