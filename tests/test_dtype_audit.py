@@ -37,7 +37,10 @@ SHORT = {torch.bool: "b8", torch.uint8: "u8", torch.int8: "i8", torch.int16: "i1
 
 # (op, dtype) pairs the CPU computes but tpu refuses with NotImplementedError.
 # Empty: every dtype the CPU takes is lowered.
-GAPS = set()
+# (overload, dtype) a lowering does not take yet (NotImplementedError where
+# CPU computes): complex logaddexp (its lowering takes the larger operand,
+# which complex numbers do not have).
+GAPS = {(op, dt) for op in ("logaddexp", "logaddexp.out", "logaddexp_") for dt in ("c64", "c128")}
 
 # Values of the tensor operands: the first operand, and a second set with no
 # zeros for divisors.

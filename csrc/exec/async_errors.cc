@@ -101,14 +101,27 @@ void read_index_status(DeviceErrors& e, int device_index) {
   e.status = zero_status(device_index);
   if (!e.index_error.empty()) return;  // an earlier finding is still to be raised
   const CheckingOp op = checking_op(s[4]);
-  e.index_error_class = op.error_class;
-  e.index_error = op.name + ": index " + std::to_string(s[1]) + " is out of bounds for " +
-                  (s[2] >= 0 ? "dimension " + std::to_string(s[2]) + " with size "
-                             : std::string("a tensor of ")) +
-                  std::to_string(s[3]) + (s[2] >= 0 ? "" : " elements") +
-                  " (found on the device by a program launched earlier; tpu raises it at the "
-                  "next host read or synchronize. Run in Debug mode, "
-                  "torch_tpu.set_eager_mode(\"debug\"), to raise at the op itself.)";
+  const char* where =
+      " (found on the device by a program launched earlier; tpu raises it at the next host read "
+      "or synchronize. Run in Debug mode, torch_tpu.set_eager_mode(\"debug\"), to raise at the "
+      "op itself.)";
+  switch (static_cast<DeviceFinding>(s[0])) {
+    case DeviceFinding::kZeroDivision:
+      e.index_error_class = IndexErrorClass::kRuntimeError;
+      e.index_error = "ZeroDivisionError: integer division by zero in " + op.name + where;
+      return;
+    case DeviceFinding::kTooFewElements:
+      e.index_error_class = IndexErrorClass::kRuntimeError;
+      e.index_error = op.name + ": Number of elements of source < number of ones in mask (" +
+                      std::to_string(s[3]) + " < " + std::to_string(s[1]) + ")" + where;
+      return;
+    default:
+      e.index_error_class = op.error_class;
+      e.index_error = op.name + ": index " + std::to_string(s[1]) + " is out of bounds for " +
+                      (s[2] >= 0 ? "dimension " + std::to_string(s[2]) + " with size "
+                                 : std::string("a tensor of ")) +
+                      std::to_string(s[3]) + (s[2] >= 0 ? "" : " elements") + where;
+  }
 }
 
 }  // namespace

@@ -28,11 +28,22 @@
 
 namespace torch_tpu {
 
-// The index status: s64[kIndexStatusLength] = {found (0/1), index, dim (-1:
-// the flattened tensor), size, op (an id from intern_op_name)}.
+// The index status: s64[kIndexStatusLength] = {found (a DeviceFinding),
+// index, dim (-1: the flattened tensor), size, op (an id from
+// intern_op_name)}.
 constexpr int64_t kIndexStatusLength = 5;
-// The part an indexing lowering computes: {found, index, dim, size}.
+// The part a checking lowering computes: {found, index, dim, size}.
 constexpr int64_t kIndexFindingLength = 4;
+
+// What a checking program found (the status's first element). The chain
+// carries other errors CPU raises from data as well as bad indices, so they
+// too are raised at the next host read without a sync at the op.
+enum class DeviceFinding : int64_t {
+  kNone = 0,
+  kIndexOutOfRange = 1,  // {index, dim, size}
+  kZeroDivision = 2,     // integer division by zero (CPU: "ZeroDivisionError")
+  kTooFewElements = 3,   // {needed, -, available}: masked_scatter's source
+};
 
 // Work whose failure must surface at the next sync (a launch's completion,
 // a non-blocking upload's done-with-host event).

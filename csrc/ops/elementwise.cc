@@ -21,6 +21,7 @@
 
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
+#include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
 #include "ops/overload_names.h"
 #include "ops/result_layout.h"
@@ -536,6 +537,8 @@ void reject_kernel_dtypes(const std::string& name, at::ScalarType compute,
     TORCH_CHECK_NOT_IMPLEMENTED(wants_float ? floating : integral, "\"", kernel,
                                 "\" not implemented for '", c10::toString(compute), "'");
   }
+  TORCH_CHECK_NOT_IMPLEMENTED(name != "signbit" || !at::isComplexType(compute),
+                              "signbit is not implemented for complex tensors.");
   if (name == "heaviside") {
     TORCH_CHECK(tensor_dtypes.size() < 2 || tensor_dtypes[0] == tensor_dtypes[1],
                 "heaviside is not yet implemented for tensors with different dtypes.");
@@ -1290,6 +1293,27 @@ const std::string* find_attr(const Attrs& attrs, const char* key) {
   return it == attrs.end() ? nullptr : &it->second;
 }
 
+// floor_divide, remainder, fmod and div with a rounding mode, on integers:
+// CPU raises "ZeroDivisionError" for a zero divisor.
+bool divides_integers(const std::string& name, const Attrs& attrs, at::ScalarType compute) {
+  if (!at::isIntegralType(compute, /*includeBool=*/false)) return false;
+  return name == "floor_divide" || name == "remainder" || name == "fmod" ||
+         (name == "div" && attrs.count("rounding_mode"));
+}
+
+// Raises for a scalar divisor that is 0 in the compute dtype (a wrapped
+// number wraps first); true when the divisor is a tensor, whose zeros the
+// program must look for.
+bool check_scalar_divisor(const Operand* divisor, at::ScalarType compute) {
+  if (divisor == nullptr || divisor->is_tensor) return divisor != nullptr;
+  const int64_t value = divisor->scalar.toLong();
+  const bool zero = AT_DISPATCH_INTEGRAL_TYPES(compute, "ZeroDivisionError", [&] {
+    return static_cast<scalar_t>(value) == 0;
+  });
+  TORCH_CHECK(!zero, "ZeroDivisionError");
+  return false;
+}
+
 // The ops' own argument checks (OverloadInfo::has_argument_checks).
 void check_op_arguments(const OverloadInfo& info, const Operands& operands, const Attrs& attrs,
                         at::ScalarType compute) {
@@ -1389,9 +1413,14 @@ void check_call(const OverloadInfo& info, const Operands& operands, const Attrs&
   // out= dtype checks come first: CPU makes them while it sets the call up,
   // before its kernel refuses a dtype.
   if (out) {
-    if (name == "isneginf" || name == "isposinf") {
+    // (CPU refuses a complex signbit before it looks at out)
+    TORCH_CHECK_NOT_IMPLEMENTED(name != "signbit" || !at::isComplexType(compute),
+                                "signbit is not implemented for complex tensors.");
+    if (name == "isneginf" || name == "isposinf" || name == "signbit") {
       TORCH_CHECK(out->scalar_type() == at::kBool, name, " does not support non-boolean outputs.");
     }
+    TORCH_CHECK(name != "heaviside" || out->scalar_type() == compute,
+                "heaviside is not yet implemented for tensors with different dtypes.");
     // gelu_backward's out must match only on CPU's oneDNN path (approximate="none")
     const std::string* approximate = attr("approximate");
     const bool tanh_gelu = name == "gelu_backward" && approximate && *approximate == "tanh";
@@ -1566,6 +1595,11 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   }
   for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;
   TensorProgram program(op_name.c_str(), key);
+  // Integer division by zero raises, as on CPU: a scalar divisor here, a
+  // tensor's zeros on the device (raised at the next host read).
+  const bool check_divisor = divides_integers(name, attrs, compute) &&
+                             check_scalar_divisor(find_operand(operands, "other"), compute);
+  if (check_divisor) program.check_indices(op_name.c_str(), IndexErrorClass::kRuntimeError);
   for (const auto& o : operands) {
     if (o.is_tensor) {
       program.input(*o.tensor);
@@ -1607,7 +1641,9 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
       Value x = inputs["self"];
       return std::vector<Value>{b.convert(b.compare(hlo::Compare::kNE, x, b.zeros(x.type)), ctype)};
     }
-    return std::vector<Value>{def.lower(b, inputs)};
+    std::vector<Value> results{def.lower(b, inputs)};
+    if (check_divisor) results.push_back(zero_divisor_finding(b, inputs["other"]));
+    return results;
   });
   return result;
 }

@@ -87,6 +87,13 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"clamp_max", {B | I | F}},
       {"lerp", {F | C}},
       {"addcmul", {I | F | C}},
+      {"digamma", {B | I | F}},
+      {"erfc", {B | I | F}},
+      {"lgamma", {B | I | F}},
+      {"i0", {B | I | F}},
+      {"special_i1", {B | I | F}},
+      {"threshold", {I | F}},
+      {"heaviside", {B | I | F, C, "heaviside is not yet implemented for complex tensors."}},
   };
   return *table;
 }

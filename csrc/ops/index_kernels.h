@@ -9,6 +9,8 @@
 
 #include <optional>
 
+#include "exec/async_errors.h"
+
 namespace torch_tpu::ops {
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index);
@@ -20,6 +22,12 @@ at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tenso
                             const at::Tensor& src, at::Tensor& out);
 at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                               const at::Scalar& value, at::Tensor& out);
+// scatter (of src, or of value when src is null) reporting an out-of-range
+// index as `op`'s, with the exception class CPU raises for `op`
+// (index_copy and index_fill are scatters).
+at::Tensor& scatter_as(const char* op, IndexErrorClass error_class, const at::Tensor& self,
+                       int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                       const at::Scalar* value, at::Tensor& out);
 at::Tensor& scatter_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                                const at::Tensor& src, c10::string_view reduce, at::Tensor& out);
 at::Tensor& scatter_value_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,

@@ -218,7 +218,8 @@ namespace {
 // where updates is src cut to index's shape, or a scalar.
 at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
                            const at::Tensor& index, const at::Tensor* src, const at::Scalar* value,
-                           const char* body, at::Tensor& out) {
+                           const char* body, at::Tensor& out,
+                           IndexErrorClass error_class = kRuntime) {
   check_scatter_gather_index(index, op);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   if (src != nullptr) {
@@ -226,7 +227,7 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
                 "(): Expected self.dtype to be equal to src.dtype");
   }
   at::native::resize_output(out, self.sizes());
-  debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
+  debug_check_range(op, index, size_at(self, dim), false, dim, error_class);
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(self.scalar_type(), op);
   const auto dims = index.sizes().vec();
@@ -240,7 +241,7 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
     copy_on_device(out, self, op);
     return out;
   }
-  program.check_indices(op, kRuntime);
+  program.check_indices(op, error_class);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -268,6 +269,12 @@ const char* reduce_body(c10::string_view reduce, const char* op) {
 }
 
 }  // namespace
+
+at::Tensor& scatter_as(const char* op, IndexErrorClass error_class, const at::Tensor& self,
+                       int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                       const at::Scalar* value, at::Tensor& out) {
+  return scatter_common(op, self, dim, index, src, value, nullptr, out, error_class);
+}
 
 at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                             const at::Tensor& src, at::Tensor& out) {

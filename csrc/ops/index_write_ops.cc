@@ -13,6 +13,7 @@
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"
 #include "hlo/scan.h"
+#include "ops/device_findings.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/program_key.h"
@@ -100,7 +101,8 @@ at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor
   // along dim with the index broadcast over source's shape.
   const at::Tensor self_1d = at_least_1d(self), source_1d = at_least_1d(source);
   at::Tensor out_1d = at_least_1d(out);
-  scatter_src_out(self_1d, dim, index_along(index, dim, source_1d.sizes()), source_1d, out_1d);
+  scatter_as("index_copy_", IndexErrorClass::kIndexError, self_1d, dim,
+             index_along(index, dim, source_1d.sizes()), &source_1d, nullptr, out_1d);
   return out;
 }
 
@@ -117,7 +119,8 @@ at::Tensor& index_fill_scalar_(at::Tensor& self, int64_t dim, const at::Tensor& 
   std::vector<int64_t> shape = self_1d.sizes().vec();
   shape[dim] = index.numel();
   const at::Tensor wrapped = wrap_negative_index(index, self_1d.size(dim), op);
-  scatter_value_out(self_1d, dim, index_along(wrapped, dim, shape), value, self_1d);
+  scatter_as(op, IndexErrorClass::kIndexError, self_1d, dim, index_along(wrapped, dim, shape),
+             nullptr, &value, self_1d);
   return self;
 }
 
@@ -140,7 +143,8 @@ at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& 
   shape[dim] = index.numel();
   const at::Tensor wrapped = wrap_negative_index(index, self_1d.size(dim), op);
   at::Tensor fill = value.to(self.scalar_type()).expand(shape);
-  scatter_src_out(self_1d, dim, index_along(wrapped, dim, shape), fill, self_1d);
+  scatter_as(op, IndexErrorClass::kIndexError, self_1d, dim, index_along(wrapped, dim, shape), &fill,
+             nullptr, self_1d);
   return self;
 }
 
@@ -156,9 +160,9 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   const int64_t n = self.numel();
   if (n == 0) return self;
   const int64_t available = source.numel();
-  // Too few source elements is an error CPU finds while copying; finding it
-  // here means reading the mask's count (a sync), done only in Debug mode or
-  // when source is empty (nothing to gather from).
+  // Too few source elements is an error CPU finds while copying. The program
+  // finds it on the device (raised at the next host read); Debug mode and an
+  // empty source (nothing to gather from) read the mask's count at once.
   if (available == 0 || current_eager_mode() == EagerMode::kDebug) {
     at::Tensor count = mask_b->sum(at::kLong);
     TORCH_CHECK(count.item<int64_t>() <= available,
@@ -170,17 +174,20 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   program.input(*mask_b);
   program.input(source);
   program.output(self);
+  program.check_indices(op, IndexErrorClass::kRuntimeError);
   const std::vector<int64_t> shape = self.sizes().vec();
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Value flags = b.reshape(in[1], {n});
     // The k-th selected position takes source's k-th element (clamped for the
     // unselected positions, whose gathered value is not used).
     Value pos = hlo::inclusive_scan(b, b.convert(flags, ElementType::kS64), 0, "add");
+    Value needed = b.reshape(b.slice(pos, {n - 1}, {n}, {1}), {});
     pos = b.binary("subtract", pos, b.splat(b.constant_int(ElementType::kS64, 1), {n}));
     pos = b.binary("maximum", pos, b.zeros(pos.type));
     pos = b.binary("minimum", pos, b.splat(b.constant_int(ElementType::kS64, available - 1), {n}));
     Value taken = b.gather_1d(b.reshape(in[2], {available}), pos);
-    return std::vector<Value>{b.reshape(b.select(flags, taken, b.reshape(in[0], {n})), shape)};
+    return std::vector<Value>{b.reshape(b.select(flags, taken, b.reshape(in[0], {n})), shape),
+                              too_few_elements_finding(b, needed, available)};
   });
   return self;
 }

@@ -11,6 +11,7 @@
 #include "core/dtype_map.h"
 #include "exec/async_errors.h"
 #include "exec/cache_key.h"
+#include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
 #include "exec/scalar_buffers.h"
@@ -318,6 +319,9 @@ void TensorProgram::run(Lowering lower) {
     index_status->set_result(std::move(results.back()));
     results.pop_back();
     index_status.reset();
+    // Debug mode raises what the program found at the op itself (the
+    // launch already waited for it).
+    if (current_eager_mode() == EagerMode::kDebug) raise_async_errors(device_index_);
   }
 
   // The program returns one flat buffer per written storage, in slot order,

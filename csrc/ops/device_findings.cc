@@ -1,0 +1,51 @@
+#include "ops/device_findings.h"
+
+#include <vector>
+
+#include "exec/async_errors.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::Value;
+
+Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
+
+// {kind, a, b, c} where `found`, else zeros.
+Value finding_if(Builder& b, Value found, DeviceFinding kind, Value a, int64_t dim, int64_t c) {
+  Value mine = b.concatenate(
+      {b.reshape(s64(b, static_cast<int64_t>(kind)), {1}), b.reshape(a, {1}),
+       b.reshape(s64(b, dim), {1}), b.reshape(s64(b, c), {1})},
+      0);
+  return b.select(b.splat(found, {kIndexFindingLength}), mine,
+                  b.splat(s64(b, 0), {kIndexFindingLength}));
+}
+
+}  // namespace
+
+Value zero_divisor_finding(Builder& b, Value divisor) {
+  int64_t n = 1;
+  for (int64_t d : divisor.type.dims) n *= d;
+  if (n == 0) return b.splat(s64(b, 0), {kIndexFindingLength});
+  Value is_zero = b.compare(Compare::kEQ, divisor, b.zeros(divisor.type));
+  const std::vector<int64_t> all_dims = [&] {
+    std::vector<int64_t> dims(divisor.type.dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
+    return dims;
+  }();
+  Value zeros = b.convert(is_zero, ElementType::kS64);
+  Value any = all_dims.empty() ? zeros : b.reduce(zeros, s64(b, 0), all_dims, "maximum");
+  Value found = b.compare(Compare::kNE, any, s64(b, 0));
+  return finding_if(b, found, DeviceFinding::kZeroDivision, s64(b, 0), -1, 0);
+}
+
+Value too_few_elements_finding(Builder& b, Value needed, int64_t available) {
+  Value needed64 = b.convert(needed, ElementType::kS64);
+  Value found = b.compare(Compare::kGT, needed64, s64(b, available));
+  return finding_if(b, found, DeviceFinding::kTooFewElements, needed64, -1, available);
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,20 @@
+// Findings of errors that CPU raises from the data (not from shapes or
+// dtypes), computed on the device so Strict mode needs no sync at the op:
+// each is an s64[kIndexFindingLength] a checking program returns
+// (TensorProgram::check_indices), raised at the next host read. Index
+// ranges have their own builder (ops/index_bounds.h).
+#pragma once
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops {
+
+// DeviceFinding::kZeroDivision when any element of the integer `divisor`
+// is 0, else no finding.
+hlo::Value zero_divisor_finding(hlo::Builder& b, hlo::Value divisor);
+
+// DeviceFinding::kTooFewElements when the s64 scalar `needed` exceeds
+// `available`, else no finding.
+hlo::Value too_few_elements_finding(hlo::Builder& b, hlo::Value needed, int64_t available);
+
+}  // namespace torch_tpu::ops
