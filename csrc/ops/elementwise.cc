@@ -1125,8 +1125,8 @@ struct ArgInfo {
   // with 44) instead of raising as Scalar::to<T>() does.
   bool wrapped_number = false;
   // A scalar ATen rounds to the (half/bfloat16) compute dtype before the
-  // float32 opmath type; add/sub/mul/div/floor_divide read their Python
-  // number operand in opmath directly.
+  // float32 opmath type (mul/div/floor_divide read a single-element `other`
+  // in opmath instead: OverloadInfo::opmath_other).
   bool rounds_to_compute = false;
 };
 
@@ -1139,8 +1139,12 @@ struct OverloadInfo {
   std::vector<ArgInfo> args;
   const DtypeRule* dtype_rule = nullptr;
   bool out_dtype_must_match = false;
-  // Reads a number operand in the opmath type (see ArgInfo).
-  bool opmath_numbers = false;
+  // CPU's mul/div/floor_divide kernels, for a half/bfloat16 common dtype and
+  // a single-element `other` (a Python number, a 0-dim or a one-element
+  // tensor: TensorIterator's is_scalar(2)), read `other` in float32 from its
+  // original dtype (not rounded to the common dtype first) and compute the
+  // whole op in float32, trunc and floor division included.
+  bool opmath_other = false;
   // CPU's TensorIterator takes `self` before grad_output (the result's
   // layout follows the first input where inputs disagree).
   bool self_first_in_layout = false;
@@ -1174,10 +1178,7 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.out_dtype_must_match =
       out_dtype_must_match(info.op_name.substr(info.op_name.find("::") + 2));
   const auto& promote = info.def->promote;
-  static const std::unordered_set<std::string> opmath_number_ops = {"add", "sub", "mul", "div",
-                                                                    "floor_divide"};
-  const bool opmath_numbers = opmath_number_ops.count(info.name) > 0;
-  info.opmath_numbers = opmath_numbers;
+  info.opmath_other = info.name == "mul" || info.name == "div" || info.name == "floor_divide";
   info.self_first_in_layout =
       info.name == "threshold_backward" || info.name == "leaky_relu_backward";
   static const std::unordered_set<std::string> checked_ops = {
@@ -1196,8 +1197,10 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
                                                                     a.name) != promote.end());
     const bool operand = a.name == "self" || a.name == "other";
     a.wrapped_number = a.is_scalar && operand;
-    a.rounds_to_compute = a.is_scalar && ((operand && !opmath_numbers) || a.name == "exponent" ||
-                                          a.name == "min" || a.name == "max");
+    // add/sub's alpha is cast to the common dtype too (ATen's alpha.to<scalar_t>())
+    a.rounds_to_compute =
+        a.is_scalar && (operand || a.name == "exponent" || a.name == "min" || a.name == "max" ||
+                        (a.optional_factor && a.name == "alpha"));
     info.args.push_back(std::move(a));
   }
   return info;
@@ -1546,12 +1549,17 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
 
   // Half and bfloat16 compute in float32 and round once at the end, like
   // the CPU kernels' opmath type (scalars too).
-  // (Exception, also CPU's: trunc division rounds the quotient to the
-  // narrow type before truncating.)
-  const bool narrow_quotient =
-      name == "div" && attrs.count("rounding_mode") && attrs.at("rounding_mode") == "trunc";
-  const at::ScalarType opmath =
-      (compute == at::kHalf || compute == at::kBFloat16) && !narrow_quotient ? at::kFloat : compute;
+  const bool reduced_float = compute == at::kHalf || compute == at::kBFloat16;
+  const Operand* other = info.opmath_other ? find_operand(operands, "other") : nullptr;
+  const bool opmath_other =
+      reduced_float && other && (!other->is_tensor || other->tensor->numel() == 1);
+  // (Exceptions, also CPU's: rounding division of two tensors computes in
+  // the narrow type, rounding the quotient before truncating it and every
+  // step of the floor division, c10::div_floor_floating on Half/BFloat16.)
+  const bool rounding_division =
+      name == "floor_divide" || (name == "div" && attrs.count("rounding_mode"));
+  const bool narrow_quotient = rounding_division && !opmath_other;
+  const at::ScalarType opmath = reduced_float && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());
   std::string key = info.key_prefix;
@@ -1565,6 +1573,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     key += o.is_tensor ? "=t" : "=s";
   }
   for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;
+  if (opmath_other) key += ":opmath_other";
   TensorProgram program(op_name.c_str(), key);
   for (const auto& o : operands) {
     if (o.is_tensor) {
@@ -1576,13 +1585,17 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
       // rounded to the promoted dtype unless the op reads it in opmath.
       const bool cpu_tensor = o.tensor != nullptr;
       const bool wrap = cpu_tensor || o.arg->wrapped_number;
-      const bool round = cpu_tensor ? !info.opmath_numbers : o.arg->rounds_to_compute;
+      const bool in_opmath = opmath_other && &o == other;
+      const bool round = !in_opmath && (cpu_tensor || o.arg->rounds_to_compute);
       program.scalar(o.scalar, round ? ptype : ctype,
                      wrap ? ScalarConversion::kWrapped : ScalarConversion::kChecked);
     }
   }
   program.output(result);
   const std::vector<int64_t> out_shape(shape.begin(), shape.end());
+  // The result is rounded to its own dtype before it is written: an out=
+  // tensor of a wider dtype gets the half/bfloat16 result cast, as on CPU.
+  const hlo::ElementType rtype = element_type_for(result_dtype, op_name.c_str());
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Inputs inputs;
     inputs.attrs = attrs;
@@ -1595,7 +1608,8 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
         // Cast a tensor to the promoted dtype first, as CPU casts its
         // operands (int64 70000 to float16 is inf), then to the opmath type
         // (scalars were packed in the type they take).
-        if (operands[i].is_tensor && v.type.element != ptype && ptype != ctype) {
+        const bool in_opmath = opmath_other && &operands[i] == other;
+        if (operands[i].is_tensor && !in_opmath && v.type.element != ptype && ptype != ctype) {
           v = b.convert(v, ptype);
         }
         v = convert_operand(b, v, ctype);
@@ -1607,7 +1621,9 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
       Value x = inputs["self"];
       return std::vector<Value>{b.convert(b.compare(hlo::Compare::kNE, x, b.zeros(x.type)), ctype)};
     }
-    return std::vector<Value>{def.lower(b, inputs)};
+    Value r = def.lower(b, inputs);
+    if (r.type.element != rtype) r = b.convert(r, rtype);
+    return std::vector<Value>{r};
   });
   return result;
 }
