@@ -227,3 +227,52 @@ def test_wider_out_dtype_binary(op, dtype):
 
 def test_wider_out_dtype_fuzzer_reproducer():
     check(lambda d: torch.sigmoid(T(d, [-0.5], dtype=torch.float16), out=torch.zeros(1, device=d)))
+
+
+# ---------------------------------------------------------------------------
+# 4. special values
+
+
+@pytest.mark.parametrize("kw", [dict(alpha=math.nan), dict(alpha=math.inf), dict(alpha=-2.0)])
+def test_elu_zero_takes_the_x_branch(kw):
+    values = [0.0, -0.0, -1e-30, -1.0, 1.0, math.nan, -math.inf]
+    check(lambda d: F.elu(T(d, values), **kw))
+    check(lambda d: F.elu(T(d, values), inplace=True, **kw))
+
+
+# ---------------------------------------------------------------------------
+# 5. dtypes and arguments the CPU refuses, with its exception class
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool, torch.uint8])
+def test_logsigmoid_refuses_non_float(dtype):
+    check(lambda d: F.logsigmoid(torch.ones(3, dtype=dtype, device=d)))
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0]), T(d, [0.5], dtype=torch.float64)),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0], dtype=torch.float64), 0.5),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0], dtype=torch.float16), T(d, [0.5])),
+    lambda d: T(d, [1.0]).lerp_(T(d, [2.0]), T(d, 0.5, dtype=torch.float64)),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0]), T(d, [0.25])),
+    lambda d: torch.lerp(T(d, [1.0, 3.0]), T(d, [2.0, -1.0]), T(d, 0.3, dtype=torch.float64)),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, 2.0, dtype=torch.float64), T(d, [0.25])),
+])
+def test_lerp_operand_dtypes(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: torch.matmul(torch.ones(2, 2, dtype=torch.bool, device=d),
+                           torch.ones(2, 2, dtype=torch.bool, device=d)),
+    lambda d: torch.matmul(torch.ones(2, dtype=torch.bool, device=d),
+                           torch.ones(2, dtype=torch.bool, device=d)),
+    lambda d: torch.mv(torch.ones(2, 2, dtype=torch.bool, device=d),
+                       torch.ones(2, dtype=torch.bool, device=d)),
+    lambda d: torch.bmm(torch.ones(1, 2, 2, dtype=torch.bool, device=d),
+                        torch.ones(1, 2, 2, dtype=torch.bool, device=d)),
+    lambda d: torch.matmul(torch.ones(2, 2, dtype=torch.int32, device=d),
+                           torch.ones(2, 2, dtype=torch.int32, device=d)),
+])
+def test_matmul_bool_refused(case):
+    check(case)

@@ -662,7 +662,8 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"elu", {R::kFloat, [](Builder& b, const Inputs& in) {
          Value x = in["self"];
          Value neg = b.binary("multiply", in["alpha"], b.unary("exponential_minus_one", b.binary("multiply", x, in["input_scale"])));
-         return b.binary("multiply", in["scale"], b.select(b.compare(C::kGT, x, b.zeros(x.type)), x, neg)); },
+         // zeros take the x branch, as CPU's x < 0 test: elu(0, alpha=nan) is 0
+         return b.binary("multiply", in["scale"], b.select(b.compare(C::kGE, x, b.zeros(x.type)), x, neg)); },
        {"self"}}},
       {"hardtanh", {R::kPromoted, [](Builder& b, const Inputs& in) {
          return clamp_above(b, clamp_below(b, in["self"], in["min_val"]), in["max_val"]); },
@@ -1182,8 +1183,8 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.self_first_in_layout =
       info.name == "threshold_backward" || info.name == "leaky_relu_backward";
   static const std::unordered_set<std::string> checked_ops = {
-      "sub",         "addcdiv",  "clamp", "gelu", "gelu_backward", "where",
-      "masked_fill", "hardtanh", "pow",   "abs",  "div",           "round"};
+      "sub",      "addcdiv", "clamp", "gelu", "gelu_backward", "where", "masked_fill",
+      "hardtanh", "pow",     "abs",   "div",  "round",         "lerp"};
   info.has_argument_checks = checked_ops.count(info.name) > 0;
   for (const auto& arg : schema.arguments()) {
     ArgInfo a;
@@ -1374,6 +1375,18 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
                   "Integers to negative integer powers are not allowed.");
     } else if (compute == at::kBool) {
       refuse_dtype(op_name, compute);
+    }
+  }
+  if (name == "lerp") {
+    // lerp's meta function: end and a tensor weight must have self's dtype
+    // (a 0-dim weight may have another)
+    const Operand* self = find_operand(operands, "self");
+    for (const char* arg : {"end", "weight"}) {
+      const Operand* o = find_operand(operands, arg);
+      if (!self || !self->tensor || !o || !o->tensor) continue;
+      if (std::string(arg) == "weight" && o->tensor->dim() == 0) continue;
+      TORCH_CHECK(o->tensor->dtype() == self->tensor->dtype(), "expected dtype ",
+                  self->tensor->dtype(), " for `", arg, "` but got dtype ", o->tensor->dtype());
     }
   }
   if (info.inplace && name == "abs") {
