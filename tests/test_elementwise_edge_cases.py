@@ -276,3 +276,14 @@ def test_lerp_operand_dtypes(case):
 ])
 def test_matmul_bool_refused(case):
     check(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: torch.div(torch.ones(2, device=d), 2, rounding_mode="bad"),
+    lambda d: torch.div(torch.ones(2, device=d), torch.ones(2, device=d), rounding_mode="Floor"),
+    lambda d: torch.ones(2, device=d).div_(2, rounding_mode=""),
+    lambda d: F.gelu(torch.ones(2, device=d), approximate="bad"),
+    lambda d: torch.clamp(torch.ones(2, device=d)),
+])
+def test_invalid_arguments_refused(case):
+    check(case)

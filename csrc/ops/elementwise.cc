@@ -1332,6 +1332,12 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
     const bool tensor_bounds = (lo && lo->tensor) || (hi && hi->tensor);
     if (tensor_bounds && compute == at::kBool) refuse_dtype(op_name, compute);
   }
+  if (name == "div") {
+    const std::string* mode = find_attr(attrs, "rounding_mode");
+    TORCH_CHECK(!mode || *mode == "trunc" || *mode == "floor",
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+                *mode, "'");
+  }
   if (name == "gelu" || name == "gelu_backward") {
     const std::string* approximate = find_attr(attrs, "approximate");
     TORCH_CHECK(!approximate || *approximate == "none" || *approximate == "tanh",
