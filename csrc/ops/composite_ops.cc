@@ -106,6 +106,10 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
 }
 
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
+  // CPU's kernel takes floating dtypes only (NotImplementedError otherwise)
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"log_sigmoid_forward\" not implemented for '",
+                              c10::toString(self.scalar_type()), "'");
   // min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|.
   at::Tensor out = at::clamp_max(self, 0) - at::log1p(at::exp(-at::abs(self)));
   return {out, at::empty({0}, self.options())};

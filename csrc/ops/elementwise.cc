@@ -665,7 +665,8 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"elu", {R::kFloat, [](Builder& b, const Inputs& in) {
          Value x = in["self"];
          Value neg = b.binary("multiply", in["alpha"], b.unary("exponential_minus_one", b.binary("multiply", x, in["input_scale"])));
-         return b.binary("multiply", in["scale"], b.select(b.compare(C::kGT, x, b.zeros(x.type)), x, neg)); },
+         // zeros take the x branch, as CPU's x < 0 test: elu(0, alpha=nan) is 0
+         return b.binary("multiply", in["scale"], b.select(b.compare(C::kGE, x, b.zeros(x.type)), x, neg)); },
        {"self"}}},
       {"hardtanh", {R::kPromoted, [](Builder& b, const Inputs& in) {
          return clamp_above(b, clamp_below(b, in["self"], in["min_val"]), in["max_val"]); },
@@ -1128,8 +1129,8 @@ struct ArgInfo {
   // with 44) instead of raising as Scalar::to<T>() does.
   bool wrapped_number = false;
   // A scalar ATen rounds to the (half/bfloat16) compute dtype before the
-  // float32 opmath type; add/sub/mul/div/floor_divide read their Python
-  // number operand in opmath directly.
+  // float32 opmath type (mul/div/floor_divide read a single-element `other`
+  // in opmath instead: OverloadInfo::opmath_other).
   bool rounds_to_compute = false;
 };
 
@@ -1142,8 +1143,12 @@ struct OverloadInfo {
   std::vector<ArgInfo> args;
   const DtypeRule* dtype_rule = nullptr;
   bool out_dtype_must_match = false;
-  // Reads a number operand in the opmath type (see ArgInfo).
-  bool opmath_numbers = false;
+  // CPU's mul/div/floor_divide kernels, for a half/bfloat16 common dtype and
+  // a single-element `other` (a Python number, a 0-dim or a one-element
+  // tensor: TensorIterator's is_scalar(2)), read `other` in float32 from its
+  // original dtype (not rounded to the common dtype first) and compute the
+  // whole op in float32, trunc and floor division included.
+  bool opmath_other = false;
   // CPU's TensorIterator takes `self` before grad_output (the result's
   // layout follows the first input where inputs disagree).
   bool self_first_in_layout = false;
@@ -1177,15 +1182,12 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.out_dtype_must_match =
       out_dtype_must_match(info.op_name.substr(info.op_name.find("::") + 2));
   const auto& promote = info.def->promote;
-  static const std::unordered_set<std::string> opmath_number_ops = {"add", "sub", "mul", "div",
-                                                                    "floor_divide"};
-  const bool opmath_numbers = opmath_number_ops.count(info.name) > 0;
-  info.opmath_numbers = opmath_numbers;
+  info.opmath_other = info.name == "mul" || info.name == "div" || info.name == "floor_divide";
   info.self_first_in_layout =
       info.name == "threshold_backward" || info.name == "leaky_relu_backward";
   static const std::unordered_set<std::string> checked_ops = {
-      "sub",         "addcdiv",  "clamp", "gelu", "gelu_backward", "where",
-      "masked_fill", "hardtanh", "pow",   "abs",  "div",           "round"};
+      "sub",      "addcdiv", "clamp", "gelu", "gelu_backward", "where", "masked_fill",
+      "hardtanh", "pow",     "abs",   "div",  "round",         "lerp"};
   info.has_argument_checks = checked_ops.count(info.name) > 0;
   for (const auto& arg : schema.arguments()) {
     ArgInfo a;
@@ -1199,8 +1201,10 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
                                                                     a.name) != promote.end());
     const bool operand = a.name == "self" || a.name == "other";
     a.wrapped_number = a.is_scalar && operand;
-    a.rounds_to_compute = a.is_scalar && ((operand && !opmath_numbers) || a.name == "exponent" ||
-                                          a.name == "min" || a.name == "max");
+    // add/sub's alpha is cast to the common dtype too (ATen's alpha.to<scalar_t>())
+    a.rounds_to_compute =
+        a.is_scalar && (operand || a.name == "exponent" || a.name == "min" || a.name == "max" ||
+                        (a.optional_factor && a.name == "alpha"));
     info.args.push_back(std::move(a));
   }
   return info;
@@ -1352,6 +1356,12 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
     const bool tensor_bounds = (lo && lo->tensor) || (hi && hi->tensor);
     if (tensor_bounds && compute == at::kBool) refuse_dtype(op_name, compute);
   }
+  if (name == "div") {
+    const std::string* mode = find_attr(attrs, "rounding_mode");
+    TORCH_CHECK(!mode || *mode == "trunc" || *mode == "floor",
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+                *mode, "'");
+  }
   if (name == "gelu" || name == "gelu_backward") {
     const std::string* approximate = find_attr(attrs, "approximate");
     TORCH_CHECK(!approximate || *approximate == "none" || *approximate == "tanh",
@@ -1395,6 +1405,18 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
                   "Integers to negative integer powers are not allowed.");
     } else if (compute == at::kBool) {
       refuse_dtype(op_name, compute);
+    }
+  }
+  if (name == "lerp") {
+    // lerp's meta function: end and a tensor weight must have self's dtype
+    // (a 0-dim weight may have another)
+    const Operand* self = find_operand(operands, "self");
+    for (const char* arg : {"end", "weight"}) {
+      const Operand* o = find_operand(operands, arg);
+      if (!self || !self->tensor || !o || !o->tensor) continue;
+      if (std::string(arg) == "weight" && o->tensor->dim() == 0) continue;
+      TORCH_CHECK(o->tensor->dtype() == self->tensor->dtype(), "expected dtype ",
+                  self->tensor->dtype(), " for `", arg, "` but got dtype ", o->tensor->dtype());
     }
   }
   if (info.inplace && name == "abs") {
@@ -1575,12 +1597,17 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
 
   // Half and bfloat16 compute in float32 and round once at the end, like
   // the CPU kernels' opmath type (scalars too).
-  // (Exception, also CPU's: trunc division rounds the quotient to the
-  // narrow type before truncating.)
-  const bool narrow_quotient =
-      name == "div" && attrs.count("rounding_mode") && attrs.at("rounding_mode") == "trunc";
-  const at::ScalarType opmath =
-      (compute == at::kHalf || compute == at::kBFloat16) && !narrow_quotient ? at::kFloat : compute;
+  const bool reduced_float = compute == at::kHalf || compute == at::kBFloat16;
+  const Operand* other = info.opmath_other ? find_operand(operands, "other") : nullptr;
+  const bool opmath_other =
+      reduced_float && other && (!other->is_tensor || other->tensor->numel() == 1);
+  // (Exceptions, also CPU's: rounding division of two tensors computes in
+  // the narrow type, rounding the quotient before truncating it and every
+  // step of the floor division, c10::div_floor_floating on Half/BFloat16.)
+  const bool rounding_division =
+      name == "floor_divide" || (name == "div" && attrs.count("rounding_mode"));
+  const bool narrow_quotient = rounding_division && !opmath_other;
+  const at::ScalarType opmath = reduced_float && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());
   std::string key = info.key_prefix;
@@ -1594,6 +1621,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     key += o.is_tensor ? "=t" : "=s";
   }
   for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;
+  if (opmath_other) key += ":opmath_other";
   TensorProgram program(op_name.c_str(), key);
   // Integer division by zero raises, as on CPU: a scalar divisor here, a
   // tensor's zeros on the device (raised at the next host read).
@@ -1610,13 +1638,17 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
       // rounded to the promoted dtype unless the op reads it in opmath.
       const bool cpu_tensor = o.tensor != nullptr;
       const bool wrap = cpu_tensor || o.arg->wrapped_number;
-      const bool round = cpu_tensor ? !info.opmath_numbers : o.arg->rounds_to_compute;
+      const bool in_opmath = opmath_other && &o == other;
+      const bool round = !in_opmath && (cpu_tensor || o.arg->rounds_to_compute);
       program.scalar(o.scalar, round ? ptype : ctype,
                      wrap ? ScalarConversion::kWrapped : ScalarConversion::kChecked);
     }
   }
   program.output(result);
   const std::vector<int64_t> out_shape(shape.begin(), shape.end());
+  // The result is rounded to its own dtype before it is written: an out=
+  // tensor of a wider dtype gets the half/bfloat16 result cast, as on CPU.
+  const hlo::ElementType rtype = element_type_for(result_dtype, op_name.c_str());
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Inputs inputs;
     inputs.attrs = attrs;
@@ -1629,7 +1661,8 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
         // Cast a tensor to the promoted dtype first, as CPU casts its
         // operands (int64 70000 to float16 is inf), then to the opmath type
         // (scalars were packed in the type they take).
-        if (operands[i].is_tensor && v.type.element != ptype && ptype != ctype) {
+        const bool in_opmath = opmath_other && &operands[i] == other;
+        if (operands[i].is_tensor && !in_opmath && v.type.element != ptype && ptype != ctype) {
           v = b.convert(v, ptype);
         }
         v = convert_operand(b, v, ctype);
@@ -1641,7 +1674,9 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
       Value x = inputs["self"];
       return std::vector<Value>{b.convert(b.compare(hlo::Compare::kNE, x, b.zeros(x.type)), ctype)};
     }
-    std::vector<Value> results{def.lower(b, inputs)};
+    Value r = def.lower(b, inputs);
+    if (r.type.element != rtype) r = b.convert(r, rtype);
+    std::vector<Value> results{r};
     if (check_divisor) results.push_back(zero_divisor_finding(b, inputs["other"]));
     return results;
   });

@@ -19,6 +19,13 @@ void check_same_dtype(const at::Tensor& a, const at::Tensor& b) {
               a.scalar_type(), " != ", b.scalar_type());
 }
 
+// CPU's BLAS-backed kernels have no bool version (NotImplementedError naming
+// the kernel); integer ones they have.
+void refuse_bool(const at::Tensor& a, const char* kernel) {
+  TORCH_CHECK_NOT_IMPLEMENTED(a.scalar_type() != at::kBool, "\"", kernel,
+                              "\" not implemented for 'Bool'");
+}
+
 // out = beta * input + alpha * (a @ b), where `contract` builds a @ b. The
 // scalars are runtime arguments; beta == 0 ignores `input` (even NaN), as
 // PyTorch documents.
@@ -66,6 +73,7 @@ void check_mm(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
               a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   check_same_dtype(a, b);
+  refuse_bool(a, "addmm_impl_cpu_");
 }
 
 void check_bmm(const at::Tensor& a, const at::Tensor& b) {
@@ -75,6 +83,7 @@ void check_bmm(const at::Tensor& a, const at::Tensor& b) {
               "Expected size for first two dimensions of batch2 tensor to be: [", a.size(0), ", ",
               a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "].");
   check_same_dtype(a, b);
+  refuse_bool(a, "bmm");
 }
 
 }  // namespace
@@ -163,6 +172,7 @@ at::Tensor& mv_out(const at::Tensor& self, const at::Tensor& vec, at::Tensor& ou
   TORCH_CHECK(self.size(1) == vec.size(0), "size mismatch, got input (", self.size(0), "), mat (",
               self.size(0), "x", self.size(1), "), vec (", vec.size(0), ")");
   check_same_dtype(self, vec);
+  refuse_bool(self, "addmv_impl_cpu");
   at::native::resize_output(out, {self.size(0)});
   if (self.size(1) == 0) return out.zero_();
   run_product("mv", "mv", out, self, vec, nullptr, 0, 1,
@@ -187,6 +197,7 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
               self.numel(), "] and src [", other.numel(),
               "] to have the same number of elements, but got ", self.numel(), " and ",
               other.numel(), " elements respectively");
+  refuse_bool(self, "dot");
   at::Tensor out = at::empty({}, self.options());
   if (self.numel() == 0) return out.zero_();
   run_product("dot", "dot", out, self, other, nullptr, 0, 1,

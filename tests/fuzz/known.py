@@ -68,36 +68,6 @@ def _families(suffix, names=INDEX_FAMILIES):
 
 KNOWN = [
     # ---- known to the lead, fixes in progress -------------------------------------------
-    Known("nan_extremum", "NaN does not propagate through max/min/clamp/sort-like lowerings "
-          "(XLA max/min drop NaN; sort orders it differently)", ("value", "tie"),
-          ("max", "min", "amax", "amin", "maximum", "minimum", "clamp", "sort", "argsort", "topk",
-           "msort", "argmax", "argmin", "cummax", "hardtanh", "relu", "kthvalue", "vector_norm"),
-          _info("nan", "nan_literal")),
-    Known("sign_nan_negzero", "sign/sgn of NaN and of -0.0", ELEMENTWISE_KINDS, ("sign", "sgn"),
-          _info("nan", "neg_zero")),
-    Known("floor_division", "floor division rounds differently from the CPU (x // y, "
-          "div(rounding_mode='floor'): infinities, tiny quotients, the sign of zero)",
-          ELEMENTWISE_KINDS, ("floor_divide", "div"),
-          lambda r: r["op"] == "floor_divide" or "floor" in r.get("code", "") or
-          r.get("form") == "operator"),
-    Known("integer_pow", "integer pow (negative or large exponents, overflow) differs from the "
-          "CPU's integer power", ("value", "missing_error", "exc_class"), ("pow", "dtype"),
-          lambda r: r["op"] == "pow" and bool(set(r.get("info", {}).get("dtypes", [])) & INTS)
-          and not set(r.get("info", {}).get("dtypes", [])) & FLOATS
-          or "torch.pow(" in r.get("case", "")),
-    Known("scalar_wrap", "a Python scalar out of the tensor dtype's range is refused ('value "
-          "cannot be converted ... without overflow') where the CPU wraps it or rounds it to inf, "
-          "and accepted where the CPU refuses it (index_add's alpha)",
-          ("tpu_error", "value", "missing_error"), ("add", "sub", "mul", "div", "view_write",
-                                                    "index_put", "index_add", "scatter",
-                                   "nan_to_num", "masked_fill", "clamp", "fill_", "where", "eq", "ne",
-                                   "lt", "le", "gt", "ge", "remainder", "fmod", "floor_divide",
-                                   "bitwise_and", "bitwise_or", "bitwise_xor", "pow", "addcmul",
-                                   "addcdiv", "lerp", "maximum", "minimum"),
-          lambda r: "without overflow" in r.get("tpu_msg", "") + r.get("cpu_msg", "") or
-          (r.get("info", {}).get("large_literal") and r["kind"] == "value")),
-    Known("gelu_extreme", "gelu at infinite or very large inputs", ("value",), ("gelu",),
-          _info("inf", "huge_float")),
     Known("elementwise_layout", "elementwise results on transposed/strided inputs get a "
           "contiguous layout instead of the strides TensorIterator picks", ("stride",),
           tuple(sorted({"view_write", "to", "where", "clamp", "masked_fill", "nan_to_num", "lerp",
@@ -145,42 +115,17 @@ KNOWN = [
     Known("int_div_by_zero", "integer division by zero (//, %, fmod, div trunc/floor) returns a "
           "value where the CPU raises RuntimeError('ZeroDivisionError')", ("missing_error",),
           None, _msg("ZeroDivisionError", "cpu_msg")),
-    Known("argument_checks", "invalid string/scalar arguments are not refused (div rounding_mode, "
-          "gelu approximate, clamp without bounds, multinomial of an invalid distribution)",
+    Known("argument_checks", "multinomial of an invalid distribution (negative, inf, NaN or "
+          "all-zero probabilities) is not refused",
           ("missing_error",), ("invalid_args",),
-          _msg("rounding_mode|approximate argument|At least one of 'min' or 'max'|probability "
-               "tensor", "cpu_msg")),
-    Known("unsigned_compile_error", "abs/sign/sgn/frac of uint8 (and ops built on them: softsign, "
-          "lerp) fail to compile: stablehlo.abs/sign/floor reject unsigned integers",
-          ("tpu_error", "exc_class"), None,
-          _all(_msg("PJRT_Client_Compile"), _msg(r":ui8:|:i1:"))),
+          _msg("probability tensor|multinomial distribution", "cpu_msg")),
     Known("inplace_scan_dtype", "in-place cumsum_/cumprod_ of int32/bool tensors raise (the "
           "result dtype promotes to int64)", ("tpu_error",), ("cumsum", "cumprod"),
           lambda r: r.get("form") == "inplace"),
     Known("empty_int_softmax", "softmax/log_softmax of an empty integer/bool tensor raise (the CPU "
           "returns an empty result)", ("tpu_error",), ("softmax", "log_softmax"), _info("empty")),
-    Known("out_dtype_compute", "an op with a wider out= dtype computes in the out dtype; the "
-          "CPU computes in the input's dtype, then casts", ("value",),
-          tuple("exp log sqrt rsqrt sin cos tan tanh sigmoid expm1 log1p log2 log10 exp2 asin acos "
-                "atan sinh cosh asinh acosh atanh erf erfinv reciprocal atan2 hypot pow xlogy "
-                "float_power logaddexp".split()),
-          lambda r: r.get("form") == "out" and "dtype=torch.float32" in r.get("code", "") and bool(
-              set(r.get("info", {}).get("dtypes", [])) & {"float16", "bfloat16"})),
-    Known("bool_operand_select", "mul/div with a bool operand act as a select: nan * False "
-          "and inf * False give 0 (CPU: NaN), -4.0 * False gives +0.0 (CPU: -0.0)",
-          ("value", "signed_zero"), ("mul", "div"), _dtypes(lambda d: "bool" in d)),
-    Known("low_precision_scalar", "a Python scalar (or 0-d tensor) operand of a bf16/f16 "
-          "tensor is not rounded to bf16/f16 first: 0.643 + x computes with 0.643, the CPU with "
-          "bf16(0.643) = 0.6445", ("value",), ("add", "sub", "mul", "div", "remainder", "fmod"),
-          _all(_dtypes(lambda d: bool(d & {"bfloat16", "float16"})),
-               lambda r: r.get("form") in ("rscalar", "operator") or r["info"].get("zero_dim") or
-               bool(re.search(r"[(,] ?-?\d+\.\d+\)", r.get("code", ""))))),
-    Known("elu_nan_alpha", "elu(0, alpha=nan) is NaN (CPU: 0)", ("value",), ("elu",),
-          _info("nan_literal")),
     Known("ldexp_overflow", "ldexp(x, e) multiplies by 2**e, which overflows: ldexp(0.0, 256) is "
           "NaN (CPU: 0.0)", ("value",), ("ldexp",)),
-    Known("hypot_overflow", "hypot(x, y) overflows to inf for |x| near the float max (computed as "
-          "sqrt(x*x + y*y))", ("value",), ("hypot",), _info("huge_float")),
     Known("layer_norm_overflow", "layer_norm of values near the float max gives 0 where the CPU "
           "gives NaN", ("value",), ("layer_norm",), _info("huge_float")),
 ]

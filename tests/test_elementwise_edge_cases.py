@@ -1,0 +1,289 @@
+"""Elementwise and activation edge cases found by the fuzzers (tests/fuzz):
+bool operands of mul/div, Python numbers next to half/bfloat16 tensors,
+wider out= dtypes, special values (NaN alpha, overflowing ldexp/hypot/
+layer_norm) and the dtypes and arguments the CPU refuses.
+
+Every test runs the same call on "cpu" and on "tpu" and compares the results
+bit for bit (NaN where NaN, the sign of zeros, dtype) or the exception class.
+"""
+
+import math
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+DEV = "tpu"
+
+
+def both(fn):
+    """fn(device) on the CPU and on tpu: (cpu result or exception, tpu ...)."""
+    out = []
+    for device in ("cpu", DEV):
+        try:
+            out.append(fn(device))
+        except Exception as e:  # noqa: BLE001
+            out.append(e)
+    return out
+
+
+def assert_exact(cpu, tpu):
+    """Same dtype, shape and values bit for bit (NaN where NaN, -0 where -0)."""
+    assert isinstance(cpu, torch.Tensor), f"cpu raised {type(cpu).__name__}: {cpu}"
+    assert isinstance(tpu, torch.Tensor), f"tpu raised {type(tpu).__name__}: {tpu}"
+    assert tpu.device.type == DEV
+    got = tpu.cpu()
+    assert got.dtype == cpu.dtype and got.shape == cpu.shape, (got, cpu)
+    torch.testing.assert_close(got, cpu, rtol=0, atol=0, equal_nan=True)
+    if cpu.dtype.is_floating_point:
+        keep = ~torch.isnan(cpu)
+        assert torch.equal(torch.signbit(got[keep]), torch.signbit(cpu[keep])), (got, cpu)
+
+
+def check(fn):
+    """fn gives the same result on both devices, or raises the same class."""
+    cpu, tpu = both(fn)
+    if isinstance(cpu, Exception):
+        assert isinstance(tpu, Exception), f"cpu raised {type(cpu).__name__}: {cpu}; tpu returned"
+        assert type(tpu) is type(cpu), (f"cpu raised {type(cpu).__name__}: {cpu}; "
+                                        f"tpu raised {type(tpu).__name__}: {tpu}")
+        for raw in ("stablehlo", "PJRT"):
+            assert raw not in str(tpu), str(tpu)
+        return cpu, tpu
+    assert_exact(cpu, tpu)
+    return cpu, tpu
+
+
+def T(device, values, dtype=None):
+    return torch.tensor(values, dtype=dtype, device=device)
+
+
+LOW = (torch.bfloat16, torch.float16)
+
+
+# ---------------------------------------------------------------------------
+# 1. a bool operand of mul/div is a number (0 or 1), not a select
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: T(d, [-4.0, math.nan, math.inf, -math.inf, 2.0]) * T(d, [False] * 5),
+    lambda d: T(d, [False] * 5) * T(d, [-4.0, math.nan, math.inf, -math.inf, 2.0]),
+    lambda d: float("nan") * T(d, [False, True]),
+    lambda d: T(d, [False, True]) * -4.0,
+    lambda d: T(d, [math.inf, -1.0, math.nan]) / T(d, [False, False, True]),
+    lambda d: T(d, [False, True]) / T(d, [0.0, -0.0]),
+    lambda d: torch.div(T(d, [False, True]), -1.25, rounding_mode="trunc"),
+    lambda d: torch.div(T(d, [False, True]), -1.25, rounding_mode="floor"),
+    lambda d: T(d, [-4.0, math.nan], dtype=torch.bfloat16) * T(d, [False, False]),
+    lambda d: T(d, [-4.0, math.inf]).mul_(T(d, [False, False])),
+    lambda d: torch.mul(T(d, [-4.0, math.nan]), T(d, [False, False]),
+                        out=torch.empty(2, device=d)),
+])
+def test_bool_operand_is_a_number(case):
+    check(case)
+
+
+# ---------------------------------------------------------------------------
+# 2. a Python number / 0-dim / one-element operand of a half or bfloat16 tensor:
+# add/sub/remainder/fmod round it to the tensor's dtype first (alpha too);
+# mul/div/floor_divide read a one-element `other` in float32 unrounded and
+# compute in float32, trunc and floor division included.
+
+SCALAR_OPS = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+    "div_trunc": lambda a, b, **kw: torch.div(a, b, rounding_mode="trunc", **kw),
+    "div_floor": lambda a, b, **kw: torch.div(a, b, rounding_mode="floor", **kw),
+    "floor_divide": torch.floor_divide, "remainder": torch.remainder, "fmod": torch.fmod,
+}
+
+
+def _numbers(n, seed):
+    rng = random.Random(seed)
+    return [rng.choice([rng.uniform(-6, 6), rng.uniform(-300, 300), rng.uniform(-0.05, 0.05)])
+            for _ in range(n)]
+
+
+def _operand(form, value, d):
+    """The scalar operand in one of the forms the CPU treats as a scalar."""
+    if form == "number":
+        return value
+    if form == "cpu_0d":
+        return torch.tensor(value)
+    if form == "tpu_0d_f32":
+        return torch.tensor(value, dtype=torch.float32, device=d)
+    if form == "tpu_0d_f64":
+        return torch.tensor(value, dtype=torch.float64, device=d)
+    if form == "one_element":  # same dtype, broadcast: TensorIterator's is_scalar too
+        return None
+    raise AssertionError(form)
+
+
+FORMS = ("number", "cpu_0d", "tpu_0d_f32", "tpu_0d_f64", "one_element")
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("op", sorted(SCALAR_OPS))
+def test_low_precision_scalar_other(op, form, dtype):
+    f = SCALAR_OPS[op]
+    base = torch.randn(257, generator=torch.Generator().manual_seed(3)) * 40
+    for value in _numbers(6, hash((op, form)) % 1000):
+        def run(d):
+            x = base.to(dtype).to(d)
+            other = _operand(form, value, d)
+            if other is None:
+                other = torch.tensor([value], dtype=dtype, device=d)
+            return f(x, other)
+        check(run)
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("form", ("cpu_0d", "tpu_0d_f32"))
+@pytest.mark.parametrize("op", sorted(SCALAR_OPS))
+def test_low_precision_scalar_self(op, form, dtype):
+    """The scalar as the first operand: rounded to the tensor's dtype (CPU's
+    scalar fast path looks at the second operand only)."""
+    f = SCALAR_OPS[op]
+    base = torch.randn(257, generator=torch.Generator().manual_seed(4)) * 40
+    base[base.abs() < 0.5] = 1.0
+    for value in _numbers(6, 11):
+        check(lambda d: f(_operand(form, value, d), base.to(dtype).to(d)))
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+def test_low_precision_scalar_python_operators(dtype):
+    base = torch.randn(129, generator=torch.Generator().manual_seed(5)) * 8
+    for value in _numbers(8, 12):
+        for expr in (lambda x: value + x, lambda x: x + value, lambda x: value - x,
+                     lambda x: x - value, lambda x: value * x, lambda x: x * value,
+                     lambda x: x / value, lambda x: value / x, lambda x: x // value,
+                     lambda x: value // x, lambda x: x % value, lambda x: value % x):
+            check(lambda d: expr(base.to(dtype).to(d)))
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_low_precision_alpha(op, dtype):
+    # 256 elements: CPU's vectorized loop covers them all (its scalar loop,
+    # for a tail, rounds alpha * other to half/bfloat16 before the add)
+    f = SCALAR_OPS[op]
+    g = torch.Generator().manual_seed(6)
+    a, b = torch.randn(256, generator=g) * 20, torch.randn(256, generator=g) * 20
+    for alpha in _numbers(6, 13):
+        check(lambda d: f(a.to(dtype).to(d), b.to(dtype).to(d), alpha=alpha))
+        check(lambda d: f(a.to(dtype).to(d), 0.643, alpha=alpha))
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("op", ["add", "mul", "div", "remainder"])
+def test_low_precision_scalar_inplace_and_out(op, dtype):
+    base = torch.randn(65, generator=torch.Generator().manual_seed(7)) * 10
+    for value in _numbers(4, 14):
+        check(lambda d: getattr(base.to(dtype).to(d), op + "_")(value))
+        check(lambda d: getattr(torch, op)(base.to(dtype).to(d), value,
+                                           out=torch.empty(65, dtype=dtype, device=d)))
+        # a wider out=: computed in the tensor's dtype, then cast
+        check(lambda d: getattr(torch, op)(base.to(dtype).to(d), value,
+                                           out=torch.empty(65, device=d)))
+
+
+def test_low_precision_scalar_fuzzer_reproducers():
+    check(lambda d: torch.add(T(d, [-4.0], dtype=torch.float16), 4.955))
+    check(lambda d: 0.643 + T(d, [-0.6015625], dtype=torch.bfloat16))
+    check(lambda d: torch.remainder(T(d, [4.0], dtype=torch.float16), T(d, -2.3)))
+
+
+# ---------------------------------------------------------------------------
+# 3. a wider out= dtype: the op computes in its inputs' dtype, then casts
+
+# (rsqrt and xlogy are left out: their half/bfloat16 results differ from
+# the CPU's whatever the out= dtype, the CPU rounding intermediate steps.)
+UNARY_FLOAT = ("exp log sqrt sin cos tan tanh sigmoid expm1 log1p log2 log10 exp2 asin acos "
+               "atan sinh cosh asinh acosh atanh erf erfinv reciprocal").split()
+BINARY_FLOAT = ("atan2 hypot pow logaddexp add sub mul div remainder fmod maximum "
+                "copysign").split()
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("op", UNARY_FLOAT)
+def test_wider_out_dtype_unary(op, dtype):
+    x = torch.rand(200, generator=torch.Generator().manual_seed(8)) * 1.8 - 0.9
+    if op in ("log", "sqrt", "log2", "log10", "acosh"):
+        x = x.abs() + 1
+    check(lambda d: getattr(torch, op)(x.to(dtype).to(d), out=torch.empty(200, device=d)))
+    check(lambda d: getattr(torch, op)(x.to(dtype).to(d),
+                                       out=torch.empty(200, dtype=torch.float64, device=d)))
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("op", BINARY_FLOAT)
+def test_wider_out_dtype_binary(op, dtype):
+    g = torch.Generator().manual_seed(9)
+    a, b = torch.rand(200, generator=g) * 3 + 0.1, torch.rand(200, generator=g) * 3 - 1.5
+    check(lambda d: getattr(torch, op)(a.to(dtype).to(d), b.to(dtype).to(d),
+                                       out=torch.empty(200, device=d)))
+
+
+def test_wider_out_dtype_fuzzer_reproducer():
+    check(lambda d: torch.sigmoid(T(d, [-0.5], dtype=torch.float16), out=torch.zeros(1, device=d)))
+
+
+# ---------------------------------------------------------------------------
+# 4. special values
+
+
+@pytest.mark.parametrize("kw", [dict(alpha=math.nan), dict(alpha=math.inf), dict(alpha=-2.0)])
+def test_elu_zero_takes_the_x_branch(kw):
+    values = [0.0, -0.0, -1e-30, -1.0, 1.0, math.nan, -math.inf]
+    check(lambda d: F.elu(T(d, values), **kw))
+    check(lambda d: F.elu(T(d, values), inplace=True, **kw))
+
+
+# ---------------------------------------------------------------------------
+# 5. dtypes and arguments the CPU refuses, with its exception class
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool, torch.uint8])
+def test_logsigmoid_refuses_non_float(dtype):
+    check(lambda d: F.logsigmoid(torch.ones(3, dtype=dtype, device=d)))
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0]), T(d, [0.5], dtype=torch.float64)),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0], dtype=torch.float64), 0.5),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0], dtype=torch.float16), T(d, [0.5])),
+    lambda d: T(d, [1.0]).lerp_(T(d, [2.0]), T(d, 0.5, dtype=torch.float64)),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, [2.0]), T(d, [0.25])),
+    lambda d: torch.lerp(T(d, [1.0, 3.0]), T(d, [2.0, -1.0]), T(d, 0.3, dtype=torch.float64)),
+    lambda d: torch.lerp(T(d, [1.0]), T(d, 2.0, dtype=torch.float64), T(d, [0.25])),
+])
+def test_lerp_operand_dtypes(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: torch.matmul(torch.ones(2, 2, dtype=torch.bool, device=d),
+                           torch.ones(2, 2, dtype=torch.bool, device=d)),
+    lambda d: torch.matmul(torch.ones(2, dtype=torch.bool, device=d),
+                           torch.ones(2, dtype=torch.bool, device=d)),
+    lambda d: torch.mv(torch.ones(2, 2, dtype=torch.bool, device=d),
+                       torch.ones(2, dtype=torch.bool, device=d)),
+    lambda d: torch.bmm(torch.ones(1, 2, 2, dtype=torch.bool, device=d),
+                        torch.ones(1, 2, 2, dtype=torch.bool, device=d)),
+    lambda d: torch.matmul(torch.ones(2, 2, dtype=torch.int32, device=d),
+                           torch.ones(2, 2, dtype=torch.int32, device=d)),
+])
+def test_matmul_bool_refused(case):
+    check(case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda d: torch.div(torch.ones(2, device=d), 2, rounding_mode="bad"),
+    lambda d: torch.div(torch.ones(2, device=d), torch.ones(2, device=d), rounding_mode="Floor"),
+    lambda d: torch.ones(2, device=d).div_(2, rounding_mode=""),
+    lambda d: F.gelu(torch.ones(2, device=d), approximate="bad"),
+    lambda d: torch.clamp(torch.ones(2, device=d)),
+])
+def test_invalid_arguments_refused(case):
+    check(case)
