@@ -287,3 +287,33 @@ def test_matmul_bool_refused(case):
 ])
 def test_invalid_arguments_refused(case):
     check(case)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("exp_dtype", [torch.int64, torch.int32])
+def test_ldexp_integer_exponent_is_exact(dtype, exp_dtype):
+    # CPU's std::ldexp: no overflow of 2**e before x scales it (0 * 2**256 is 0, not NaN)
+    x = torch.tensor([0.0, 1.0, 3.0, -2.5, float("nan"), float("inf"), -0.0, 1e-3], dtype=dtype)
+    e = torch.tensor([256, 200, -1200, 3, 1, -5, 40, -3000], dtype=exp_dtype)
+    expect = torch.ldexp(x, e)
+    got = torch.ldexp(x.to(DEV), e.to(DEV))
+    assert got.dtype == expect.dtype
+    torch.testing.assert_close(got.cpu(), expect, rtol=0, atol=0, equal_nan=True)
+    inplace = x.clone().to(DEV).ldexp_(e.to(DEV))
+    torch.testing.assert_close(inplace.cpu(), x.clone().ldexp_(e), rtol=0, atol=0, equal_nan=True)
+    # (out= of another dtype trips an internal assert in CPU's kernel)
+    out = torch.empty(8, dtype=dtype, device=DEV)
+    torch.ldexp(x.to(DEV), e.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), expect, rtol=0, atol=0, equal_nan=True)
+
+
+def test_ldexp_integer_input_float_exponent_and_grad():
+    xi, ei = torch.tensor([1, 2, 3]), torch.tensor([1, 2, 3])
+    torch.testing.assert_close(torch.ldexp(xi.to(DEV), ei.to(DEV)).cpu(), torch.ldexp(xi, ei))
+    x, ef = torch.tensor([1.0, 2.0]), torch.tensor([0.5, 2.5])
+    torch.testing.assert_close(torch.ldexp(x.to(DEV), ef.to(DEV)).cpu(), torch.ldexp(x, ef))
+    a = torch.tensor([1.5, 2.0], requires_grad=True)
+    b = a.detach().to(DEV).requires_grad_()
+    torch.ldexp(a, torch.tensor([3, 1])).sum().backward()
+    torch.ldexp(b, torch.tensor([3, 1], device=DEV)).sum().backward()
+    torch.testing.assert_close(b.grad.cpu(), a.grad)

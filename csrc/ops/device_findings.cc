@@ -16,10 +16,9 @@ Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); 
 
 // {kind, a, b, c} where `found`, else zeros.
 Value finding_if(Builder& b, Value found, DeviceFinding kind, Value a, int64_t dim, int64_t c) {
-  Value mine = b.concatenate(
-      {b.reshape(s64(b, static_cast<int64_t>(kind)), {1}), b.reshape(a, {1}),
-       b.reshape(s64(b, dim), {1}), b.reshape(s64(b, c), {1})},
-      0);
+  Value mine = b.concatenate({b.reshape(s64(b, static_cast<int64_t>(kind)), {1}), b.reshape(a, {1}),
+                              b.reshape(s64(b, dim), {1}), b.reshape(s64(b, c), {1})},
+                             0);
   return b.select(b.splat(found, {kIndexFindingLength}), mine,
                   b.splat(s64(b, 0), {kIndexFindingLength}));
 }

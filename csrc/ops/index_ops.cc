@@ -117,9 +117,15 @@ void check_scatter_gather_index(const at::Tensor& index, const char* op) {
       "(): Expected dtype int32/int64 for index");
 }
 
+bool is_int_index(const at::Tensor& index) {
+  return index.scalar_type() == at::kLong || index.scalar_type() == at::kInt;
+}
+
+// CPU's RuntimeError for an index of another dtype (advanced indexing
+// raises IndexError instead, see below).
 void check_index_dtype(const at::Tensor& index, const char* op) {
-  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
-                    "(): Expected dtype int32/int64 for index but got ", index.scalar_type());
+  TORCH_CHECK(is_int_index(index), op, "(): Expected dtype int32/int64 for index but got: ",
+              index.scalar_type());
 }
 
 // Debug mode checks on the host before launching (a sync, like everything
@@ -143,7 +149,7 @@ namespace {
 // index_select, reporting bad indices as `op`'s (embedding reads through it).
 at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
                             const at::Tensor& index, at::Tensor& out) {
-  check_index_dtype(index, op);
+  TORCH_CHECK(is_int_index(index), op, "(): Expected dtype int32 or int64 for index");
   TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector");
   dim = c10::maybe_wrap_dim(dim, self.dim());
   std::vector<int64_t> dims = self.sizes().vec();
@@ -363,13 +369,17 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
 at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                           const at::Tensor& source, const at::Scalar& alpha, at::Tensor& out) {
   const char* op = "index_add";
+  // CPU's index_add raises IndexError from its 1-d and int32-index paths,
+  // RuntimeError from the others.
+  const IndexErrorClass error_class =
+      self.dim() <= 1 || index.scalar_type() == at::kInt ? IndexErrorClass::kIndexError : kRuntime;
   check_index_dtype(index, op);
   TORCH_CHECK(index.dim() <= 1, op, "(): Index is supposed to be a vector");
   dim = c10::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK(source.dim() == 0 || index.numel() == source.size(source.dim() > dim ? dim : 0), op,
               "(): Number of indices (", index.numel(), ") should be equal to source.size(dim)");
   at::native::resize_output(out, self.sizes());
-  debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
+  debug_check_range(op, index, size_at(self, dim), false, dim, error_class);
   if (out.numel() == 0) return out;
   if (index.numel() == 0) {
     copy_on_device(out, self, op);
@@ -383,7 +393,7 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   program.input(source);
   program.scalar(alpha, t);
   program.output(out);
-  program.check_indices(op, kRuntime);
+  program.check_indices(op, error_class);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -400,7 +410,10 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
 at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, int64_t padding_idx,
                      bool scale_grad_by_freq, bool sparse) {
   TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  check_index_dtype(indices, "embedding");
+  TORCH_CHECK(is_int_index(indices),
+              "Expected tensor for argument #1 'indices' to have one of the following scalar "
+              "types: Long, Int; but got ",
+              indices.scalar_type(), " instead (while checking arguments for embedding)");
   TORCH_CHECK(!sparse, "embedding: sparse gradients are not supported on tpu");
   (void)padding_idx;
   (void)scale_grad_by_freq;
@@ -486,7 +499,8 @@ AdvancedIndex advanced_index(const at::Tensor& self,
       at::Tensor nz = ops::nonzero(t);
       for (int64_t d = 0; d < t.dim(); ++d) ai.index.push_back(nz.select(1, d));
     } else {
-      if (t.defined()) check_index_dtype(t, op);
+      TORCH_CHECK_INDEX(!t.defined() || is_int_index(t),
+                        "tensors used as indices must be long, int, byte or bool tensors");
       ai.index.push_back(t);
     }
   }

@@ -13,6 +13,7 @@
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
+#include "ops/ldexp_kernels.h"
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
 #include "ops/order_stat_kernels.h"
@@ -243,6 +244,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));
   m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr_));
+  m.impl("ldexp.Tensor", TORCH_FN(ldexp));
+  m.impl("ldexp_", TORCH_FN(ldexp_));
+  m.impl("ldexp.out", TORCH_FN(ldexp_out));
   // Elementwise ops: one boxed kernel for all overloads.
   register_elementwise(m);
   register_reductions(m);

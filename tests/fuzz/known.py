@@ -68,35 +68,12 @@ def _families(suffix, names=INDEX_FAMILIES):
 
 KNOWN = [
     # ---- known to the lead, fixes in progress -------------------------------------------
-    Known("elementwise_layout", "elementwise results on transposed/strided inputs get a "
-          "contiguous layout instead of the strides TensorIterator picks", ("stride",),
-          tuple(sorted({"view_write", "to", "where", "clamp", "masked_fill", "nan_to_num", "lerp",
-                        "addcmul", "addcdiv", "relu", "gelu", "silu", "softplus", "elu",
-                        "leaky_relu", "hardtanh", "mish", "logsigmoid", "hardsigmoid", "hardswish",
-                        "softsign"} | set(
-              "exp log sqrt rsqrt sin cos tan tanh sigmoid expm1 log1p log2 log10 exp2 asin acos "
-              "atan sinh cosh asinh acosh atanh erf erfinv reciprocal abs neg ceil floor trunc "
-              "frac sign sgn square positive logical_not bitwise_not isnan isinf isfinite isposinf "
-              "isneginf deg2rad rad2deg round add sub mul div floor_divide remainder fmod pow atan2 "
-              "hypot copysign maximum minimum fmax fmin eq ne lt le gt ge logical_and logical_or "
-              "logical_xor bitwise_and bitwise_or bitwise_xor xlogy float_power ldexp".split()))),
-          _info("noncontig")),
-    Known("dtype_compile_error", "a dtype the CPU refuses reaches the compiler, which fails with "
-          "an error (RuntimeError instead of the CPU's NotImplementedError / TypeError)",
-          ("exc_class",), None, _all(_msg("PJRT_Client_Compile"),
-                                    lambda r: bool(r.get("cpu_exc")))),
     Known("dtype_refusal", "a dtype (or out= dtype) the CPU refuses is accepted, or refused with "
           "another exception class (RuntimeError for the CPU's NotImplementedError)",
           ("missing_error", "exc_class"), None, _msg(DTYPE_REFUSAL, "cpu_msg")),
-    Known("strict_oob_index", "strict mode does not check indices: an out-of-range index is "
-          "clamped or dropped instead of raising at the next sync", ("missing_error",),
-          _families("oob_strict")),
     Known("subnormal_flush", "the XLA CPU plugin flushes subnormal floats to zero",
           ("value", "signed_zero", "tie"), None, _info("subnormal")),
     # ---- found by these fuzzers -------------------------------------------------------------
-    Known("cat_0d_crash", "torch.cat of 0-d tensors segfaults (CPU: RuntimeError "
-          "'zero-dimensional tensor cannot be concatenated')", ("crash",), ("shape.join",),
-          lambda r: r.get("case", "").startswith("torch.cat([T(..), T(..)])")),
     Known("overlap_unchecked", "writes whose destination overlaps an input, or has elements "
           "sharing memory, are not refused (CPU: 'unsupported operation: ... single memory "
           "location')", ("missing_error",), ("inplace_overlap", "out", "inplace_expanded"),
@@ -106,15 +83,6 @@ KNOWN = [
           ("tpu_error", "value"), ("inplace_expanded", "masked_fill", "nan_to_num"),
           lambda r: "single memory location" in r.get("tpu_msg", "") or
           r["op"] == "inplace_expanded"),
-    Known("index_error_class", "out-of-range (debug mode) and wrong-dtype indices raise "
-          "IndexError where the CPU raises RuntimeError (gather/scatter family, index_select, "
-          "embedding, one_hot)", ("exc_class",), _families("oob_debug") + ("dtype", "shape.nn"),
-          lambda r: r.get("tpu_exc") == "IndexError" and r.get("cpu_exc") == "RuntimeError"),
-    Known("loss_target_unchecked", "nll_loss / cross_entropy do not check the target range even "
-          "in debug mode", ("missing_error",), _families("oob_debug", ("nll_loss", "cross_entropy"))),
-    Known("int_div_by_zero", "integer division by zero (//, %, fmod, div trunc/floor) returns a "
-          "value where the CPU raises RuntimeError('ZeroDivisionError')", ("missing_error",),
-          None, _msg("ZeroDivisionError", "cpu_msg")),
     Known("argument_checks", "multinomial of an invalid distribution (negative, inf, NaN or "
           "all-zero probabilities) is not refused",
           ("missing_error",), ("invalid_args",),
@@ -124,8 +92,6 @@ KNOWN = [
           lambda r: r.get("form") == "inplace"),
     Known("empty_int_softmax", "softmax/log_softmax of an empty integer/bool tensor raise (the CPU "
           "returns an empty result)", ("tpu_error",), ("softmax", "log_softmax"), _info("empty")),
-    Known("ldexp_overflow", "ldexp(x, e) multiplies by 2**e, which overflows: ldexp(0.0, 256) is "
-          "NaN (CPU: 0.0)", ("value",), ("ldexp",)),
     Known("layer_norm_overflow", "layer_norm of values near the float max gives 0 where the CPU "
           "gives NaN", ("value",), ("layer_norm",), _info("huge_float")),
 ]
