@@ -132,3 +132,23 @@ def test_index_copy_and_index_fill_raise_index_error(mode):
         with torch_tpu.eager_mode(mode):
             torch.index_add(x.to(DEV), 0, bad.to(DEV), torch.ones(1, 2, device=DEV)).cpu()
     assert not isinstance(info.value, IndexError)
+
+
+@pytest.mark.parametrize("probs,message", [
+    ([0.5, -1.0], "element < 0"),
+    ([float("nan"), 1.0], "element < 0"),
+    ([float("inf"), 1.0], "element < 0"),
+    ([0.0, 0.0], "sum of probabilities <= 0"),
+    ([[0.2, 0.8], [0.0, 0.0]], "sum of probabilities <= 0"),
+])
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_invalid_distribution(probs, message, replacement):
+    p = torch.tensor(probs)
+    with pytest.raises(RuntimeError, match=message.replace("(", r"\(")):
+        torch.multinomial(p, 1, replacement=replacement)
+    r = torch.multinomial(p.to(DEV), 1, replacement=replacement)  # no sync at the op
+    with pytest.raises(RuntimeError, match=message.replace("(", r"\(")):
+        r.cpu()
+    # a valid distribution afterwards samples normally
+    ok = torch.multinomial(torch.tensor([0.0, 1.0], device=DEV), 2, replacement=True)
+    assert ok.cpu().tolist() == [1, 1]

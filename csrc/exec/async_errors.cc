@@ -115,6 +115,13 @@ void read_index_status(DeviceErrors& e, int device_index) {
       e.index_error = op.name + ": Number of elements of source < number of ones in mask (" +
                       std::to_string(s[3]) + " < " + std::to_string(s[1]) + ")" + where;
       return;
+    case DeviceFinding::kInvalidDistribution:
+      e.index_error_class = IndexErrorClass::kRuntimeError;
+      e.index_error = op.name + ": " +
+                      (s[1] == 0 ? "probability tensor contains either `inf`, `nan` or element < 0"
+                                 : "invalid multinomial distribution (sum of probabilities <= 0)") +
+                      where;
+      return;
     default:
       e.index_error_class = op.error_class;
       e.index_error = op.name + ": index " + std::to_string(s[1]) + " is out of bounds for " +

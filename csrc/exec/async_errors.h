@@ -40,9 +40,10 @@ constexpr int64_t kIndexFindingLength = 4;
 // too are raised at the next host read without a sync at the op.
 enum class DeviceFinding : int64_t {
   kNone = 0,
-  kIndexOutOfRange = 1,  // {index, dim, size}
-  kZeroDivision = 2,     // integer division by zero (CPU: "ZeroDivisionError")
-  kTooFewElements = 3,   // {needed, -, available}: masked_scatter's source
+  kIndexOutOfRange = 1,      // {index, dim, size}
+  kZeroDivision = 2,         // integer division by zero (CPU: "ZeroDivisionError")
+  kTooFewElements = 3,       // {needed, -, available}: masked_scatter's source
+  kInvalidDistribution = 4,  // {0: inf, NaN or < 0; 1: a row sums to <= 0}: multinomial
 };
 
 // Work whose failure must surface at the next sync (a launch's completion,

@@ -1,5 +1,6 @@
 #include "ops/device_findings.h"
 
+#include <cmath>
 #include <vector>
 
 #include "exec/async_errors.h"
@@ -45,6 +46,23 @@ Value too_few_elements_finding(Builder& b, Value needed, int64_t available) {
   Value needed64 = b.convert(needed, ElementType::kS64);
   Value found = b.compare(Compare::kGT, needed64, s64(b, available));
   return finding_if(b, found, DeviceFinding::kTooFewElements, needed64, -1, available);
+}
+
+Value invalid_distribution_finding(Builder& b, Value p) {
+  const std::vector<int64_t> dims = p.type.dims;  // [rows, n]
+  Value zero = b.zeros(p.type);
+  Value finite = b.compare(Compare::kLT, b.unary("abs", p),
+                           b.splat(b.constant(p.type.element, INFINITY), dims));
+  Value bad = b.binary("or", b.unary("not", finite), b.compare(Compare::kLT, p, zero));
+  Value any_bad = b.reduce(b.convert(bad, ElementType::kS64), s64(b, 0), {0, 1}, "maximum");
+  Value sums = b.reduce(p, b.constant(p.type.element, 0), {1}, "add");
+  Value empty_row = b.compare(Compare::kLE, sums, b.zeros(sums.type));
+  Value any_empty = b.reduce(b.convert(empty_row, ElementType::kS64), s64(b, 0), {0}, "maximum");
+  Value has_bad = b.compare(Compare::kNE, any_bad, s64(b, 0));
+  Value found = b.binary("or", has_bad, b.compare(Compare::kNE, any_empty, s64(b, 0)));
+  // which message: 0 for bad elements (checked first, as CPU does), 1 for a sum
+  Value which = b.select(has_bad, s64(b, 0), s64(b, 1));
+  return finding_if(b, found, DeviceFinding::kInvalidDistribution, which, -1, 0);
 }
 
 }  // namespace torch_tpu::ops

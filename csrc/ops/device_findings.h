@@ -17,4 +17,9 @@ hlo::Value zero_divisor_finding(hlo::Builder& b, hlo::Value divisor);
 // `available`, else no finding.
 hlo::Value too_few_elements_finding(hlo::Builder& b, hlo::Value needed, int64_t available);
 
+// DeviceFinding::kInvalidDistribution for rows of probabilities `p`
+// (float, [rows, n]) that multinomial cannot sample: an element that is
+// inf, NaN or negative, else a row that sums to <= 0.
+hlo::Value invalid_distribution_finding(hlo::Builder& b, hlo::Value p);
+
 }  // namespace torch_tpu::ops

@@ -17,6 +17,7 @@
 #include "core/dtype_map.h"
 #include "device/generator.h"
 #include "ops/broadcast.h"
+#include "ops/device_findings.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -333,9 +334,12 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
   TensorProgram& program = rp.program();
   program.input(self);
   program.output(out);
+  // CPU's checks of the probabilities, found on the device (no sync here).
+  program.check_indices(op, IndexErrorClass::kRuntimeError);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     const ElementType c = ElementType::kF64;
     Value p = b.reshape(b.convert(in[2], c), {rows, n});
+    Value finding = invalid_distribution_finding(b, p);
     Value result;
     if (replacement) {
       // Inverse CDF: the sample is how many cumulative weights lie at or
@@ -365,7 +369,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
       Value sorted = b.sort({keys, idx}, 1, true)[1];
       result = b.slice(sorted, {0, 0}, {rows, num_samples}, {1, 1});
     }
-    return std::vector<Value>{b.reshape(result, out_shape)};
+    return std::vector<Value>{b.reshape(result, out_shape), finding};
   });
   return out;
 }

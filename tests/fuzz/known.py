@@ -83,10 +83,6 @@ KNOWN = [
           ("tpu_error", "value"), ("inplace_expanded", "masked_fill", "nan_to_num"),
           lambda r: "single memory location" in r.get("tpu_msg", "") or
           r["op"] == "inplace_expanded"),
-    Known("argument_checks", "multinomial of an invalid distribution (negative, inf, NaN or "
-          "all-zero probabilities) is not refused",
-          ("missing_error",), ("invalid_args",),
-          _msg("probability tensor|multinomial distribution", "cpu_msg")),
     Known("inplace_scan_dtype", "in-place cumsum_/cumprod_ of int32/bool tensors raise (the "
           "result dtype promotes to int64)", ("tpu_error",), ("cumsum", "cumprod"),
           lambda r: r.get("form") == "inplace"),
