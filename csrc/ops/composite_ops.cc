@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
+#include "ops/out_checks.h"
 #include "ops/shape_kernels.h"
 
 namespace torch_tpu::ops {
@@ -94,6 +95,7 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
               self.dim(), ", ", mat.dim(), ", ", vec.dim());
   // Integer tensors take beta and alpha cast to their type first (0.2 is 0),
   // as CPU's kernel does.
+  check_out_dtype("addmv", out, mat.scalar_type());
   const bool integral = at::isIntegralType(mat.scalar_type(), /*includeBool=*/true);
   const at::Scalar beta = integral ? at::Scalar(beta_in.to<int64_t>()) : beta_in;
   const at::Scalar alpha = integral ? at::Scalar(alpha_in.to<int64_t>()) : alpha_in;

@@ -22,6 +22,7 @@
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise_dtypes.h"
+#include "ops/expanded_writes.h"
 #include "ops/overload_names.h"
 #include "ops/result_layout.h"
 #include "ops/tensor_program.h"
@@ -1518,7 +1519,30 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   if (name == "nan_to_num") add_nan_to_num_defaults(info, result_dtype, operands);
 
   at::Tensor result;
+  if (inplace && name == "masked_fill" &&
+      at::has_internal_overlap(*self_tensor) == at::MemOverlap::Yes) {
+    // Allowed (deprecated) on CPU: one write per memory location.
+    TORCH_WARN("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+               "before performing this operation. This also applies to advanced indexing e.g. "
+               "tensor[mask] = scalar");
+    const Operand* mask = find_operand(operands, "mask");
+    const DistinctWrite w = distinct_masked_write(*self_tensor, *mask->tensor);
+    Operands distinct = operands;
+    for (auto& o : distinct) {
+      if (o.tensor == self_tensor) o.tensor = &w.dst;
+      if (o.tensor == mask->tensor) o.tensor = &w.mask;
+    }
+    run_elementwise(info, distinct, attrs, nullptr);
+    return *self_tensor;
+  }
   if (inplace || out != nullptr) {
+    // TensorIterator's overlap rules, checked before out= is resized: the
+    // result may be an input, but may not partly overlap one, nor itself.
+    const at::Tensor& dst = inplace ? *self_tensor : *out;
+    at::assert_no_internal_overlap(dst);
+    for (const auto& o : operands) {
+      if (o.is_tensor) at::assert_no_partial_overlap(dst, *o.tensor);
+    }
     if (inplace) {
       result = *self_tensor;
       TORCH_CHECK(result.sizes() == at::IntArrayRef(shape), "output with shape ", result.sizes(),
@@ -1531,13 +1555,6 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
                   out->scalar_type());
       resize_out(*out, shape, layout_inputs(info, operands));
       result = *out;
-    }
-    // TensorIterator's overlap rules: the result may be an input, but may
-    // not partly overlap one, nor itself.
-    at::assert_no_internal_overlap(result);
-    for (const auto& o : operands) {
-      if (o.is_tensor && !o.tensor->is_same(result))
-        at::assert_no_partial_overlap(result, *o.tensor);
     }
   } else {
     result = empty_result(shape, first_tpu->options().dtype(result_dtype),

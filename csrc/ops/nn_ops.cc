@@ -15,6 +15,7 @@
 #include "ops/broadcast.h"
 #include "ops/index_bounds.h"
 #include "ops/kernels.h"
+#include "ops/out_checks.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -57,6 +58,7 @@ at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_floa
               self.scalar_type());
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const at::ScalarType result = half_to_float ? at::kFloat : self.scalar_type();
+  if (out.defined()) check_out_dtype(op, out, result);
   if (!out.defined()) out = at::empty(self.sizes(), self.options().dtype(result));
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
