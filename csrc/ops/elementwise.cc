@@ -768,6 +768,9 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"fmod", {R::kPromoted, binary("remainder")}},
       {"pow", {R::kPromoted, pow}},
       {"atan2", {R::kFloat, binary("atan2")}},
+      {"nextafter", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.op("chlo.next_after", {in["self"], in["other"]}, in["self"].type);
+       }}},
       {"hypot", {R::kPromoted, [](Builder& b, const Inputs& in) {
          // big * sqrt(1 + (small / big)^2): no overflow for large inputs
          // (hypot(1e30, 1e30) is 1.4e30), inf when either is inf, even NaN.
@@ -939,6 +942,7 @@ std::vector<std::string> overloads() {
        {"", "_", ".out"}},
       // op, op_ (no out overload with this name)
       {{"relu"}, {"", "_"}},
+      {{"nextafter"}, {"", "_", ".out"}},
       {{"threshold"}, {"", "_", ".out"}},
       {{"isnan"}, {""}},
       // op, op.out
@@ -1522,9 +1526,10 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   if (inplace && name == "masked_fill" &&
       at::has_internal_overlap(*self_tensor) == at::MemOverlap::Yes) {
     // Allowed (deprecated) on CPU: one write per memory location.
-    TORCH_WARN("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
-               "before performing this operation. This also applies to advanced indexing e.g. "
-               "tensor[mask] = scalar");
+    TORCH_WARN(
+        "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+        "before performing this operation. This also applies to advanced indexing e.g. "
+        "tensor[mask] = scalar");
     const Operand* mask = find_operand(operands, "mask");
     const DistinctWrite w = distinct_masked_write(*self_tensor, *mask->tensor);
     Operands distinct = operands;
@@ -1563,12 +1568,13 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
 
   // Half and bfloat16 compute in float32 and round once at the end, like
   // the CPU kernels' opmath type (scalars too).
-  // (Exception, also CPU's: trunc division rounds the quotient to the
-  // narrow type before truncating.)
-  const bool narrow_quotient =
-      name == "div" && attrs.count("rounding_mode") && attrs.at("rounding_mode") == "trunc";
+  // (Exceptions, also CPU's: trunc division rounds the quotient to the
+  // narrow type before truncating; nextafter steps in the narrow type.)
+  const bool narrow_compute =
+      (name == "div" && attrs.count("rounding_mode") && attrs.at("rounding_mode") == "trunc") ||
+      name == "nextafter";
   const at::ScalarType opmath =
-      (compute == at::kHalf || compute == at::kBFloat16) && !narrow_quotient ? at::kFloat : compute;
+      (compute == at::kHalf || compute == at::kBFloat16) && !narrow_compute ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());
   std::string key = info.key_prefix;
