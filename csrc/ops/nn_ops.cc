@@ -58,7 +58,7 @@ at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_floa
   // CPU's kernels take floating types only, but an empty input never
   // reaches them: it comes back empty, in its own dtype.
   const char* kernel =
-      self.dim() > 0 && dim == self.dim() - 1
+      self.dim() == 0 || dim == self.dim() - 1
           ? (log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl")
           : (log ? "log_softmax_kernel_impl" : "softmax_kernel_impl");
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.numel() == 0, "\"",
