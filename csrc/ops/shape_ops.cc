@@ -47,7 +47,8 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   // inputs. The input is cast to that dtype before it accumulates.
   const at::ScalarType result = dtype.value_or(out.scalar_type());
   if (dtype) check_out_dtype(op, out, *dtype);
-  TORCH_CHECK_NOT_IMPLEMENTED(result != at::kBool, "\"", op,
+  // (CPU's typed kernel sees only inputs with dims and elements.)
+  TORCH_CHECK_NOT_IMPLEMENTED(result != at::kBool || self.dim() == 0 || self.numel() == 0, "\"", op,
                               "_out_cpu\" not implemented for 'Bool'");
   check_out_overlap(out, {self});
   at::native::resize_output(out, self.sizes());

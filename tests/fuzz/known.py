@@ -127,15 +127,11 @@ KNOWN = [
     Known("cat_0d_crash", "torch.cat of 0-d tensors segfaults (CPU: RuntimeError "
           "'zero-dimensional tensor cannot be concatenated')", ("crash",), ("shape.join",),
           lambda r: r.get("case", "").startswith("torch.cat([T(..), T(..)])")),
-    Known("overlap_unchecked", "writes whose destination overlaps an input, or has elements "
-          "sharing memory, are not refused (CPU: 'unsupported operation: ... single memory "
-          "location')", ("missing_error",), ("inplace_overlap", "out", "inplace_expanded"),
-          _msg("single memory location", "cpu_msg")),
-    Known("expanded_writes", "writes into an expanded view: tpu refuses masked_fill_/nan_to_num_ "
-          "that the CPU allows, and index_put_ into it writes other values",
-          ("tpu_error", "value"), ("inplace_expanded", "masked_fill", "nan_to_num"),
-          lambda r: "single memory location" in r.get("tpu_msg", "") or
-          r["op"] == "inplace_expanded"),
+    Known("expanded_writes", "index_put_ (and index_fill_) into an expanded view: tpu "
+          "writes other values (or refuses) where the CPU writes through every element",
+          ("tpu_error", "value"), ("inplace_expanded",),
+          lambda r: bool(re.search(r"index_put_|index_fill_",
+                                   r.get("case", "") + r.get("code", "")))),
     Known("index_error_class", "out-of-range (debug mode) and wrong-dtype indices raise "
           "IndexError where the CPU raises RuntimeError (gather/scatter family, index_select, "
           "embedding, one_hot)", ("exc_class",), _families("oob_debug") + ("dtype", "shape.nn"),
@@ -154,16 +150,11 @@ KNOWN = [
           "lerp) fail to compile: stablehlo.abs/sign/floor reject unsigned integers",
           ("tpu_error", "exc_class"), None,
           _all(_msg("PJRT_Client_Compile"), _msg(r":ui8:|:i1:"))),
-    Known("inplace_scan_dtype", "in-place cumsum_/cumprod_ of int32/bool tensors raise (the "
-          "result dtype promotes to int64)", ("tpu_error",), ("cumsum", "cumprod"),
-          lambda r: r.get("form") == "inplace"),
-    Known("empty_int_softmax", "softmax/log_softmax of an empty integer/bool tensor raise (the CPU "
-          "returns an empty result)", ("tpu_error",), ("softmax", "log_softmax"), _info("empty")),
     Known("out_dtype_compute", "an op with a wider out= dtype computes in the out dtype; the "
           "CPU computes in the input's dtype, then casts", ("value",),
           tuple("exp log sqrt rsqrt sin cos tan tanh sigmoid expm1 log1p log2 log10 exp2 asin acos "
                 "atan sinh cosh asinh acosh atanh erf erfinv reciprocal atan2 hypot pow xlogy "
-                "float_power logaddexp".split()),
+                "float_power logaddexp nextafter".split()),
           lambda r: r.get("form") == "out" and "dtype=torch.float32" in r.get("code", "") and bool(
               set(r.get("info", {}).get("dtypes", [])) & {"float16", "bfloat16"})),
     Known("bool_operand_select", "mul/div with a bool operand act as a select: nan * False "
