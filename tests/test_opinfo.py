@@ -127,7 +127,7 @@ ALLOW = [
     "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding",
     "div.floor_rounding", "floor_divide", "true_divide", "maximum", "minimum",
     "max.binary", "min.binary", "fmax", "fmin", "fmod", "remainder", "pow",
-    "float_power", "atan2", "hypot", "copysign", "ldexp", "lerp", "xlogy",
+    "float_power", "atan2", "hypot", "copysign", "ldexp", "lerp", "xlogy", "nextafter",
     "clamp", "clamp_min", "clamp_max", "where", "masked_fill", "isclose",
     "allclose", "addcmul", "addcdiv",
     "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -154,7 +154,7 @@ ALLOW = [
     # sorting
     "sort", "argsort", "msort", "topk", "searchsorted", "bucketize",
     # linear algebra
-    "mm", "bmm", "addmm", "addmm.decomposed", "baddbmm", "mv", "addmv", "dot",
+    "mm", "bmm", "addmm", "addmm.decomposed", "baddbmm", "mv", "addmv", "dot", "trace",
     "matmul", "addr", "inner", "outer", "kron", "tensordot", "einsum",
     "linalg.multi_dot", "nn.functional.linear", "nn.functional.bilinear", "cov", "corrcoef",
     # joining / splitting / selection
@@ -252,11 +252,11 @@ NOT_YET = {
     "polygamma.polygamma_n_3": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_4": "aten::polygamma.out n >= 2",
     "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
     "angle": "aten::angle",
-    "frexp": "aten::frexp.Tensor_out", "nextafter": "aten::nextafter.out",
+    "frexp": "aten::frexp.Tensor_out",
     "rsub": "aten::rsub.Tensor", "__rsub__": "aten::rsub.Tensor",
     # linear algebra
     "addbmm": "aten::addbmm", "vdot": "aten::vdot", "linalg.vecdot": "aten::vdot",
-    "trace": "aten::trace", "cross": "aten::linalg_cross.out",
+    "cross": "aten::linalg_cross.out",
     "linalg.cross": "aten::linalg_cross.out", "cdist": "aten::_cdist_forward",
     "nn.functional.pdist": "aten::_pdist_forward", "norm.nuc": "aten::_linalg_svd.U",
     "dist": "aten::norm.out", "renorm": "aten::renorm.out",

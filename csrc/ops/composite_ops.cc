@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
+#include "ops/out_checks.h"
 #include "ops/shape_kernels.h"
 
 namespace torch_tpu::ops {
@@ -88,12 +89,21 @@ at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {
   return at::sum(self.ne(0), dims, false, at::kLong);
 }
 
+at::Tensor trace(const at::Tensor& self) {
+  // CPU's kernel takes every type but bool, and sums integers into int64.
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool,
+                              "\"trace\" not implemented for 'Bool'");
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return at::sum(self.diagonal());
+}
+
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                       const at::Scalar& beta_in, const at::Scalar& alpha_in, at::Tensor& out) {
   TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ",
               self.dim(), ", ", mat.dim(), ", ", vec.dim());
   // Integer tensors take beta and alpha cast to their type first (0.2 is 0),
   // as CPU's kernel does.
+  check_out_dtype("addmv", out, mat.scalar_type());
   const bool integral = at::isIntegralType(mat.scalar_type(), /*includeBool=*/true);
   const at::Scalar beta = integral ? at::Scalar(beta_in.to<int64_t>()) : beta_in;
   const at::Scalar alpha = integral ? at::Scalar(alpha_in.to<int64_t>()) : alpha_in;

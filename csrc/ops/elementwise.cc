@@ -23,6 +23,7 @@
 #include "ops/broadcast.h"
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
+#include "ops/expanded_writes.h"
 #include "ops/overload_names.h"
 #include "ops/result_layout.h"
 #include "ops/tensor_program.h"
@@ -771,6 +772,9 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"fmod", {R::kPromoted, binary("remainder")}},
       {"pow", {R::kPromoted, pow}},
       {"atan2", {R::kFloat, binary("atan2")}},
+      {"nextafter", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.op("chlo.next_after", {in["self"], in["other"]}, in["self"].type);
+       }}},
       {"hypot", {R::kPromoted, [](Builder& b, const Inputs& in) {
          // big * sqrt(1 + (small / big)^2): no overflow for large inputs
          // (hypot(1e30, 1e30) is 1.4e30), inf when either is inf, even NaN.
@@ -942,6 +946,7 @@ std::vector<std::string> overloads() {
        {"", "_", ".out"}},
       // op, op_ (no out overload with this name)
       {{"relu"}, {"", "_"}},
+      {{"nextafter"}, {"", "_", ".out"}},
       {{"threshold"}, {"", "_", ".out"}},
       {{"isnan"}, {""}},
       // op, op.out
@@ -1569,7 +1574,31 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   if (name == "nan_to_num") add_nan_to_num_defaults(info, result_dtype, operands);
 
   at::Tensor result;
+  if (inplace && name == "masked_fill" &&
+      at::has_internal_overlap(*self_tensor) == at::MemOverlap::Yes) {
+    // Allowed (deprecated) on CPU: one write per memory location.
+    TORCH_WARN(
+        "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+        "before performing this operation. This also applies to advanced indexing e.g. "
+        "tensor[mask] = scalar");
+    const Operand* mask = find_operand(operands, "mask");
+    const DistinctWrite w = distinct_masked_write(*self_tensor, *mask->tensor);
+    Operands distinct = operands;
+    for (auto& o : distinct) {
+      if (o.tensor == self_tensor) o.tensor = &w.dst;
+      if (o.tensor == mask->tensor) o.tensor = &w.mask;
+    }
+    run_elementwise(info, distinct, attrs, nullptr);
+    return *self_tensor;
+  }
   if (inplace || out != nullptr) {
+    // TensorIterator's overlap rules, checked before out= is resized: the
+    // result may be an input, but may not partly overlap one, nor itself.
+    const at::Tensor& dst = inplace ? *self_tensor : *out;
+    at::assert_no_internal_overlap(dst);
+    for (const auto& o : operands) {
+      if (o.is_tensor) at::assert_no_partial_overlap(dst, *o.tensor);
+    }
     if (inplace) {
       result = *self_tensor;
       TORCH_CHECK(result.sizes() == at::IntArrayRef(shape), "output with shape ", result.sizes(),
@@ -1582,13 +1611,6 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
                   out->scalar_type());
       resize_out(*out, shape, layout_inputs(info, operands));
       result = *out;
-    }
-    // TensorIterator's overlap rules: the result may be an input, but may
-    // not partly overlap one, nor itself.
-    at::assert_no_internal_overlap(result);
-    for (const auto& o : operands) {
-      if (o.is_tensor && !o.tensor->is_same(result))
-        at::assert_no_partial_overlap(result, *o.tensor);
     }
   } else {
     result = empty_result(shape, first_tpu->options().dtype(result_dtype),
@@ -1603,10 +1625,11 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
       reduced_float && other && (!other->is_tensor || other->tensor->numel() == 1);
   // (Exceptions, also CPU's: rounding division of two tensors computes in
   // the narrow type, rounding the quotient before truncating it and every
-  // step of the floor division, c10::div_floor_floating on Half/BFloat16.)
+  // step of the floor division, c10::div_floor_floating on Half/BFloat16;
+  // nextafter steps in the narrow type.)
   const bool rounding_division =
       name == "floor_divide" || (name == "div" && attrs.count("rounding_mode"));
-  const bool narrow_quotient = rounding_division && !opmath_other;
+  const bool narrow_quotient = (rounding_division && !opmath_other) || name == "nextafter";
   const at::ScalarType opmath = reduced_float && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());

@@ -73,6 +73,7 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"fmod", {I | F}},
       {"atan2", {B | I | F}},
       {"hypot", {F}},
+      {"nextafter", {F}},
       {"copysign", {B | I | F}},
       {"maximum", {B | I | F, C, "maximum not implemented for complex tensors."}},
       {"minimum", {B | I | F, C, "minimum not implemented for complex tensors."}},

@@ -21,6 +21,7 @@
 #include "ops/broadcast.h"
 #include "ops/index_bounds.h"
 #include "ops/index_kernels.h"
+#include "ops/out_checks.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
 
@@ -151,6 +152,9 @@ at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
                             const at::Tensor& index, at::Tensor& out) {
   TORCH_CHECK(is_int_index(index), op, "(): Expected dtype int32 or int64 for index");
   TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), op,
+              "(): self and result must have the same scalar type");
+  check_out_disjoint(out, {self, index});
   dim = c10::maybe_wrap_dim(dim, self.dim());
   std::vector<int64_t> dims = self.sizes().vec();
   if (self.dim() > 0) dims[dim] = index.numel();
@@ -199,6 +203,9 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
                 " expected index ", index.sizes(), " to be smaller than self ", self.sizes(),
                 " apart from dimension ", dim);
   }
+  check_out_dtype(op, out, self.scalar_type());
+  check_out_disjoint(out, {self});
+  check_out_overlap(out, {index});
   at::native::resize_output(out, index.sizes());
   debug_check_range(op, index, size_at(self, dim), false, dim, kRuntime);
   if (out.numel() == 0) return out;

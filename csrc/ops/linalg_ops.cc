@@ -7,6 +7,7 @@
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
 #include "ops/kernels.h"
+#include "ops/out_checks.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -76,6 +77,20 @@ void check_mm(const at::Tensor& a, const at::Tensor& b) {
   refuse_bool(a, "addmm_impl_cpu_");
 }
 
+// addmm/baddbmm's input joins the product in its dtype.
+void check_input_dtype(const at::Tensor& input, const at::Tensor& mat2) {
+  TORCH_CHECK(input.scalar_type() == mat2.scalar_type(),
+              "self and mat2 must have the same dtype, but got ", input.scalar_type(), " and ",
+              mat2.scalar_type());
+}
+
+// A product's out= has the operands' dtype and no elements sharing memory
+// (CPU does not check it against the operands).
+void check_product_out(const char* op, const at::Tensor& out, const at::Tensor& operand) {
+  check_out_dtype(op, out, operand.scalar_type());
+  check_out_overlap(out, {});
+}
+
 void check_bmm(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
@@ -90,6 +105,7 @@ void check_bmm(const at::Tensor& a, const at::Tensor& b) {
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_mm(self, mat2);
+  check_product_out("mm", out, self);
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
   if (self.size(1) == 0) return out.zero_();
   run_product("mm", "mm", out, self, mat2, nullptr, 0, 1, matmul2d);
@@ -104,6 +120,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_bmm(self, mat2);
+  check_product_out("bmm", out, self);
   at::native::resize_output(out, {self.size(0), self.size(1), mat2.size(2)});
   if (self.size(2) == 0) return out.zero_();
   run_product("bmm", "bmm", out, self, mat2, nullptr, 0, 1, matmul3d);
@@ -119,6 +136,8 @@ at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
   check_mm(mat1, mat2);
+  check_input_dtype(self, mat2);
+  check_product_out("addmm", out, mat1);
   const std::vector<int64_t> shape{mat1.size(0), mat2.size(1)};
   TORCH_CHECK(at::is_expandable_to(self.sizes(), shape), "The expanded size of the tensor (", shape,
               ") must match the existing size (", self.sizes(), ")");
@@ -145,6 +164,8 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& m
 at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                         const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
   check_bmm(batch1, batch2);
+  check_input_dtype(self, batch2);
+  check_product_out("baddbmm", out, batch1);
   const std::vector<int64_t> shape{batch1.size(0), batch1.size(1), batch2.size(2)};
   TORCH_CHECK(at::is_expandable_to(self.sizes(), shape), "The expanded size of the tensor (", shape,
               ") must match the existing size (", self.sizes(), ")");
@@ -173,6 +194,11 @@ at::Tensor& mv_out(const at::Tensor& self, const at::Tensor& vec, at::Tensor& ou
               self.size(0), "x", self.size(1), "), vec (", vec.size(0), ")");
   check_same_dtype(self, vec);
   refuse_bool(self, "addmv_impl_cpu");
+  // CPU's mv writes through addmv with out as its input: the dtypes must agree.
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(),
+              "addmv input tensors must have the same dtype, but got ", out.scalar_type(), ", ",
+              self.scalar_type(), ", and ", vec.scalar_type());
+  check_out_overlap(out, {});
   at::native::resize_output(out, {self.size(0)});
   if (self.size(1) == 0) return out.zero_();
   run_product("mv", "mv", out, self, vec, nullptr, 0, 1,

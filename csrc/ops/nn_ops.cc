@@ -15,6 +15,7 @@
 #include "ops/broadcast.h"
 #include "ops/index_bounds.h"
 #include "ops/kernels.h"
+#include "ops/out_checks.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -53,10 +54,17 @@ Value softmax_value(Builder& b, Value x, int64_t dim, bool log) {
 at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_float, bool log,
                           at::Tensor out) {
   const char* op = log ? "_log_softmax" : "_softmax";
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": expected a floating point input, got ",
-              self.scalar_type());
   dim = c10::maybe_wrap_dim(dim, self.dim());
+  // CPU's kernels take floating types only, but an empty input never
+  // reaches them: it comes back empty, in its own dtype.
+  const char* kernel =
+      self.dim() == 0 || dim == self.dim() - 1
+          ? (log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl")
+          : (log ? "log_softmax_kernel_impl" : "softmax_kernel_impl");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.numel() == 0, "\"",
+                              kernel, "\" not implemented for '", self.scalar_type(), "'");
   const at::ScalarType result = half_to_float ? at::kFloat : self.scalar_type();
+  if (out.defined()) check_out_dtype(op, out, result);
   if (!out.defined()) out = at::empty(self.sizes(), self.options().dtype(result));
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;

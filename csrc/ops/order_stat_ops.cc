@@ -164,7 +164,7 @@ std::tuple<at::Tensor&, at::Tensor&> median_rows(const at::Tensor& self, int64_t
 }
 
 at::Tensor median_all(const at::Tensor& self, bool ignore_nan) {
-  check_not_bool(self, ignore_nan ? "nanmedian_cpu" : "median_cpu");
+  check_not_bool(self, "median_cpu");  // nanmedian's too, as CPU names it
   if (self.numel() == 0) {
     return at::full({}, std::numeric_limits<double>::quiet_NaN(), self.options());
   }
@@ -196,10 +196,11 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
                                                   bool keepdim, at::Tensor& values,
                                                   at::Tensor& indices) {
   const char* op = "kthvalue()";
-  check_not_bool(self, "kthvalue_cpu");
   const Reduced r = reduced_along(self, dim, keepdim, op);
   TORCH_CHECK(k >= 1 && k <= r.n, "kthvalue(): selected number k out of range for dimension ",
               r.dim);
+  // CPU answers a 0-d input before its typed kernel, so a 0-d bool works.
+  if (self.dim() > 0) check_not_bool(self, "kthvalue_cpu");
   prepare_outputs(self, r, values, indices, op);
   run_rows(op, program_key("kthvalue_rows", k, r.dim, keepdim), self, r, values, indices,
            [&](Builder& b, Value sorted, Value positions, Value /*unsorted*/) {

@@ -11,6 +11,7 @@
 #include "core/dtype_map.h"
 #include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
+#include "ops/out_checks.h"
 #include "ops/overload_names.h"
 #include "ops/tensor_program.h"
 
@@ -98,6 +99,38 @@ Args parse(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   return a;
 }
 
+// CPU's rules for a reduction's out= tensors (each op's own wording), given
+// the dtype the op computes.
+void check_reduction_outs(const std::string& name, const char* op, const Args& a,
+                          at::ScalarType out_type, bool with_indices) {
+  const at::Tensor& out = a.outs[0];
+  const at::ScalarType in_type = a.self.scalar_type();
+  if (name == "argmax" || name == "argmin" || name == "linalg_vector_norm") {
+    check_out_dtype(op, out, out_type);
+  } else if (with_indices) {
+    check_out_dtype(op, out, in_type);
+    check_out_dtype(op, a.outs[1], at::kLong);
+  } else if (name == "amax" || name == "amin") {
+    TORCH_CHECK(out.scalar_type() == in_type, op,
+                ": Expected the dtype for input and out to match, but got ", in_type,
+                " for input's dtype and ", out.scalar_type(), " for out's dtype.");
+  } else if (name == "mean") {
+    if (a.dtype) check_out_dtype(op, out, *a.dtype);
+    // CPU sums into out, then divides it in place: a true division, whose
+    // result (the default float dtype) must cast to out's.
+    check_out_castable(op, c10::typeMetaToScalarType(c10::get_default_dtype()), out);
+  } else if (name == "var" || name == "std") {
+    check_out_castable(op, out_type, out);
+  } else if (name == "logsumexp") {
+    TORCH_CHECK(at::isFloatingType(out.scalar_type()) || at::isComplexType(out.scalar_type()),
+                "logsumexp(): Expected floating point type for result tensor, but got: ",
+                out.scalar_type());
+  } else if (name == "all" || name == "any") {
+    TORCH_CHECK(out.scalar_type() == at::kBool || out.scalar_type() == at::kByte, name,
+                " only supports bool tensor for result, got: ", out.scalar_type());
+  }
+}
+
 void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OverloadNames& names = overload_names(op);
   const std::string& name = names.name;
@@ -173,6 +206,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // Values of max.dim/min.dim come with indices; argmax over all dims works
   // on the flattened tensor.
   const bool with_indices = (name == "max" || name == "min") && !all_dims;
+  if (!a.outs.empty()) check_reduction_outs(name, name.c_str(), a, out_type, with_indices);
   std::vector<at::Tensor> results;
   auto make_out = [&](size_t i, at::ScalarType t) {
     if (i < a.outs.size()) {
@@ -183,6 +217,13 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   };
   results.push_back(make_out(0, out_type));
   if (with_indices) results.push_back(make_out(1, at::kLong));
+  if (with_indices && !a.outs.empty()) {
+    // CPU checks the resized values and indices, seen with the reduced dim
+    // kept, against the input.
+    for (const at::Tensor& r : results) {
+      check_out_overlap(a.keepdim || rank == 0 ? r : r.unsqueeze(dims[0]), {self});
+    }
+  }
 
   // Accumulate low-precision floats in f32, like the CPU kernels.
   at::ScalarType acc_type = out_type;

@@ -156,6 +156,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Composites of other tpu ops.
   m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero));
   m.impl("addmv.out", TORCH_FN(addmv_out));
+  m.impl("trace", TORCH_FN(trace));
   m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
   m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
   m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));

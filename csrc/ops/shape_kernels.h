@@ -35,6 +35,7 @@ at::Tensor& triu_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out);
 
 // composite_ops.cc
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims);
+at::Tensor trace(const at::Tensor& self);
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self);

@@ -6,6 +6,7 @@
 
 #include "core/dtype_map.h"
 #include "hlo/reduce_identity.h"
+#include "ops/out_checks.h"
 #include "ops/program_key.h"
 #include "ops/shape_kernels.h"
 #include "ops/tensor_program.h"
@@ -41,11 +42,15 @@ Value scan(Builder& b, Value x, int64_t dim, const char* body, Value init) {
 at::Tensor& scan_out(const char* op, const char* body, double init, const at::Tensor& self,
                      int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  // Integer and bool inputs accumulate in int64, as on CPU.
-  const at::ScalarType result =
-      dtype.value_or(at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type());
-  TORCH_CHECK(out.scalar_type() == result, op, "(): expected out tensor of dtype ", result,
-              " but got ", out.scalar_type());
+  // CPU's dtype rule: `dtype` when given (out must have it), else out's own
+  // dtype (so in-place int32 stays int32), else int64 for integer and bool
+  // inputs. The input is cast to that dtype before it accumulates.
+  const at::ScalarType result = dtype.value_or(out.scalar_type());
+  if (dtype) check_out_dtype(op, out, *dtype);
+  // (CPU's typed kernel sees only inputs with dims and elements.)
+  TORCH_CHECK_NOT_IMPLEMENTED(result != at::kBool || self.dim() == 0 || self.numel() == 0, "\"", op,
+                              "_out_cpu\" not implemented for 'Bool'");
+  check_out_overlap(out, {self});
   at::native::resize_output(out, self.sizes());
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(result, op);
@@ -54,7 +59,7 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   program.input(self);
   program.output(out);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value x = b.convert(in[0], acc);
+    Value x = b.convert(b.convert(in[0], t), acc);
     return std::vector<Value>{b.convert(scan(b, x, dim, body, b.constant(acc, init)), t)};
   });
   return out;
@@ -148,6 +153,9 @@ std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self,
                                                      at::Tensor& indices) {
   const char* op = "sort";
   dim = c10::maybe_wrap_dim(dim, self.dim());
+  check_out_dtype(op, values, self.scalar_type());
+  check_out_dtype(op, indices, at::kLong);
+  check_out_overlap(values, {self});
   at::native::resize_output(values, self.sizes());
   at::native::resize_output(indices, self.sizes());
   if (self.numel() == 0) return {values, indices};
@@ -170,6 +178,10 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k,
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
   TORCH_CHECK(k >= 0 && k <= n, "selected index k out of range");
+  check_out_dtype(op, values, self.scalar_type());
+  check_out_dtype(op, indices, at::kLong);
+  check_out_overlap(values, {self});
+  check_out_overlap(indices, {self});
   std::vector<int64_t> shape = self.sizes().vec();
   if (!shape.empty()) shape[dim] = k;
   at::native::resize_output(values, shape);
