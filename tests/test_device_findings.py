@@ -152,3 +152,18 @@ def test_multinomial_invalid_distribution(probs, message, replacement):
     # a valid distribution afterwards samples normally
     ok = torch.multinomial(torch.tensor([0.0, 1.0], device=DEV), 2, replacement=True)
     assert ok.cpu().tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("dim,index", [(1, [0, -1]), (0, [1]), (1, [])])
+def test_index_fill_into_an_expanded_view_writes_like_cpu(dim, index):
+    results = []
+    for dev in ("cpu", DEV):
+        base = torch.zeros(3, device=dev)
+        view = base.expand(2, 3)
+        # (CPU warns once per process that this is deprecated; so does tpu)
+        view.index_fill_(dim, torch.tensor(index, dtype=torch.long, device=dev), 5.0)
+        view.index_fill_(dim, torch.tensor(index, dtype=torch.long, device=dev),
+                         torch.tensor(5.0, device=dev))
+        results.append(base.cpu())
+    torch.testing.assert_close(results[1], results[0])
+

@@ -7,6 +7,8 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/zeros.h>
 
 #include <sstream>
 
@@ -14,6 +16,7 @@
 #include "exec/eager_mode.h"
 #include "hlo/scan.h"
 #include "ops/device_findings.h"
+#include "ops/expanded_writes.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/program_key.h"
@@ -53,6 +56,31 @@ at::Tensor wrap_negative_index(const at::Tensor& index, int64_t size, const char
     return std::vector<Value>{b.select(neg, b.binary("add", i, b.splat(in[1], i.type.dims)), i)};
   });
   return out;
+}
+
+// True for a view with a dim of stride 0 and size > 1 (expanded).
+bool is_expanded(const at::Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) == 0 && t.size(d) > 1) return true;
+  }
+  return false;
+}
+
+// index_fill_ into an expanded view, which CPU allows (with a deprecation
+// warning): a memory location takes the value when any element mapping to
+// it is filled. The filled positions become a mask over the view, written
+// once per location (ops/expanded_writes.h).
+at::Tensor& index_fill_expanded(at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                const at::Tensor& value) {
+  TORCH_WARN_ONCE(
+      "Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+      "scalar");
+  at::Tensor mask = at::zeros(self.sizes(), self.options().dtype(at::kBool));
+  mask.index_fill_(dim, index, true);
+  DistinctWrite w = distinct_masked_write(self, mask);
+  w.dst.masked_fill_(w.mask, value);
+  return self;
 }
 
 }  // namespace
@@ -112,9 +140,12 @@ at::Tensor& index_fill_scalar_(at::Tensor& self, int64_t dim, const at::Tensor& 
   TORCH_CHECK_INDEX(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for ",
                     "index.");
   TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
-  at::assert_no_internal_overlap(self);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   if (self.numel() == 0 || index.numel() == 0) return self;
+  if (is_expanded(self)) {
+    return index_fill_expanded(self, dim, index, at::scalar_tensor(value, self.options()));
+  }
+  at::assert_no_internal_overlap(self);
   at::Tensor self_1d = at_least_1d(self);
   std::vector<int64_t> shape = self_1d.sizes().vec();
   shape[dim] = index.numel();
@@ -135,16 +166,17 @@ at::Tensor& index_fill_tensor_(at::Tensor& self, int64_t dim, const at::Tensor& 
   TORCH_CHECK_INDEX(index.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for ",
                     "index.");
   TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
-  at::assert_no_internal_overlap(self);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   if (self.numel() == 0 || index.numel() == 0) return self;
+  if (is_expanded(self)) return index_fill_expanded(self, dim, index, value);
+  at::assert_no_internal_overlap(self);
   at::Tensor self_1d = at_least_1d(self);
   std::vector<int64_t> shape = self_1d.sizes().vec();
   shape[dim] = index.numel();
   const at::Tensor wrapped = wrap_negative_index(index, self_1d.size(dim), op);
   at::Tensor fill = value.to(self.scalar_type()).expand(shape);
-  scatter_as(op, IndexErrorClass::kIndexError, self_1d, dim, index_along(wrapped, dim, shape), &fill,
-             nullptr, self_1d);
+  scatter_as(op, IndexErrorClass::kIndexError, self_1d, dim, index_along(wrapped, dim, shape),
+             &fill, nullptr, self_1d);
   return self;
 }
 
