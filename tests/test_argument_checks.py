@@ -311,3 +311,18 @@ NEW_OPS.update({
 @pytest.mark.parametrize("name", sorted(NEW_OPS))
 def test_trace_nextafter(name):
     check(NEW_OPS[name])
+
+
+# Dtypes CPU refuses before it looks at anything else (bad-input fuzzer).
+BOOL_REFUSALS = {
+    "argmax_all": lambda d: mat(d, torch.bool).argmax(),
+    "argmax_dim_empty": lambda d: torch.zeros(2, 0, dtype=torch.bool, device=d).argmax(1),
+    "argmin_dim": lambda d: mat(d, torch.bool).argmin(0),
+    "arange_bool": lambda d: torch.arange(0, 3, dtype=torch.bool, device=d),
+    "max_dim_bool_ok": lambda d: mat(d, torch.bool).max(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_REFUSALS))
+def test_bool_refusals(name):
+    check(BOOL_REFUSALS[name])

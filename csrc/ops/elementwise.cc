@@ -1316,9 +1316,8 @@ bool divides_integers(const std::string& name, const Attrs& attrs, at::ScalarTyp
 bool check_scalar_divisor(const Operand* divisor, at::ScalarType compute) {
   if (divisor == nullptr || divisor->is_tensor) return divisor != nullptr;
   const int64_t value = divisor->scalar.toLong();
-  const bool zero = AT_DISPATCH_INTEGRAL_TYPES(compute, "ZeroDivisionError", [&] {
-    return static_cast<scalar_t>(value) == 0;
-  });
+  const bool zero = AT_DISPATCH_INTEGRAL_TYPES(compute, "ZeroDivisionError",
+                                               [&] { return static_cast<scalar_t>(value) == 0; });
   TORCH_CHECK(!zero, "ZeroDivisionError");
   return false;
 }

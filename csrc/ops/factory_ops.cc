@@ -97,6 +97,9 @@ at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
 at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
                        at::Tensor& out) {
+  // (CPU's kernel dispatches on out's dtype before anything else)
+  TORCH_CHECK_NOT_IMPLEMENTED(out.scalar_type() != at::kBool,
+                              "\"arange_cpu\" not implemented for 'Bool'");
   // Size computation and argument checks are PyTorch's own, shared with CPU
   // (only the int64 case differs: it avoids rounding through double).
   const int64_t size = out.scalar_type() == at::kLong

@@ -125,8 +125,8 @@ bool is_int_index(const at::Tensor& index) {
 // CPU's RuntimeError for an index of another dtype (advanced indexing
 // raises IndexError instead, see below).
 void check_index_dtype(const at::Tensor& index, const char* op) {
-  TORCH_CHECK(is_int_index(index), op, "(): Expected dtype int32/int64 for index but got: ",
-              index.scalar_type());
+  TORCH_CHECK(is_int_index(index), op,
+              "(): Expected dtype int32/int64 for index but got: ", index.scalar_type());
 }
 
 // Debug mode checks on the host before launching (a sync, like everything

@@ -153,6 +153,8 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const bool all_dims = !a.dim.has_value();
   const bool picks_element = name == "argmax" || name == "argmin" || name == "max" ||
                              name == "min" || name == "amax" || name == "amin";
+  TORCH_CHECK((name != "argmax" && name != "argmin") || self.scalar_type() != at::kBool, name,
+              "(): does not support bool input");
   if (self.numel() == 0 && picks_element) {
     TORCH_CHECK(!(all_dims && name != "amax" && name != "amin"), name,
                 "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
