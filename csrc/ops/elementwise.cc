@@ -51,6 +51,7 @@ struct Inputs {
   std::map<std::string, std::string> attrs;
   std::set<std::string> scalar_operands;  // operands passed as Python numbers
   ElementType compute;
+  ElementType promoted;  // the operands' common dtype (compute widens half and bfloat16)
   std::vector<int64_t> shape;
 
   bool has(const std::string& name) const { return values.count(name) > 0; }
@@ -274,7 +275,16 @@ Value gelu(Builder& b, const Inputs& in, Value x) {
         b.binary("multiply", x, b.binary("add", scalar_like(b, in, 1), b.unary("tanh", inner))),
         0.5);
   }
-  return b.binary("multiply", x, normal_cdf(b, in, x));
+  if (in.compute != ElementType::kF32 || in.promoted == ElementType::kF16) {
+    return b.binary("multiply", x, normal_cdf(b, in, x));
+  }
+  // CPU's vectorized float kernel (float and bfloat16; its half kernel is
+  // another): x times (1 + erf) first, so |x| above half the float max
+  // overflows to inf, and +inf gives NaN, as its erf does.
+  Value twice_cdf = b.op("chlo.erfc", {scale(b, in, x, -0.7071067811865476)}, x.type);
+  Value r = scale(b, in, b.binary("multiply", x, twice_cdf), 0.5);
+  Value pos_inf = b.compare(hlo::Compare::kEQ, x, scalar_like(b, in, INFINITY));
+  return b.select(pos_inf, scalar_like(b, in, std::nan("")), r);
 }
 
 Value gelu_grad(Builder& b, const Inputs& in, Value x) {
@@ -1570,7 +1580,16 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     }
     reject_kernel_dtypes(name, compute, tensor_dtypes);
   }
-  if (name == "nan_to_num") add_nan_to_num_defaults(info, result_dtype, operands);
+  if (name == "nan_to_num") {
+    // Integers have no NaN or infinity: a copy, whatever the replacements
+    // are (CPU never converts them, so out-of-range values are fine).
+    if (!at::isFloatingType(result_dtype)) {
+      operands.erase(std::remove_if(operands.begin(), operands.end(),
+                                    [](const Operand& o) { return !o.is_tensor; }),
+                     operands.end());
+    }
+    add_nan_to_num_defaults(info, result_dtype, operands);
+  }
 
   at::Tensor result;
   if (inplace && name == "masked_fill" &&
@@ -1675,6 +1694,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     Inputs inputs;
     inputs.attrs = attrs;
     inputs.compute = ctype;
+    inputs.promoted = ptype;
     inputs.shape = out_shape;
     for (size_t i = 0; i < operands.size(); ++i) {
       const ArgInfo& arg = *operands[i].arg;

@@ -10,6 +10,7 @@
 // bad one, raised as IndexError at the next host read or synchronize
 // (ops/index_bounds.h); until then a read clamps each coordinate into its own
 // dimension and a write out of range is dropped, so no other row is touched.
+#include <ATen/Dispatch_v2.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/OpMathType.h>
 #include <ATen/native/Resize.h>
@@ -245,15 +246,15 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
   const ElementType t = element_type_for(self.scalar_type(), op);
   const auto dims = index.sizes().vec();
   TensorProgram program(op, program_key("scatter", dim, body ? body : "set", src != nullptr));
+  if (index.numel() == 0) {  // (CPU never converts value then)
+    copy_on_device(out, self, op);
+    return out;
+  }
   program.input(self);
   program.input(index);
   if (src != nullptr) program.input(*src);
   if (value != nullptr) program.scalar(*value, t);
   program.output(out);
-  if (index.numel() == 0) {
-    copy_on_device(out, self, op);
-    return out;
-  }
   program.check_indices(op, error_class);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
@@ -387,6 +388,9 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
               "(): Number of indices (", index.numel(), ") should be equal to source.size(dim)");
   at::native::resize_output(out, self.sizes());
   debug_check_range(op, index, size_at(self, dim), false, dim, error_class);
+  // CPU converts alpha to self's dtype (refusing an overflow) whatever index holds.
+  AT_DISPATCH_V2(self.scalar_type(), "index_add", AT_WRAP([&] { (void)alpha.to<scalar_t>(); }),
+                 AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool);
   if (out.numel() == 0) return out;
   if (index.numel() == 0) {
     copy_on_device(out, self, op);

@@ -29,34 +29,42 @@ void refuse_bool(const at::Tensor& a, const char* kernel) {
 
 // out = beta * input + alpha * (a @ b), where `contract` builds a @ b. The
 // scalars are runtime arguments; beta == 0 ignores `input` (even NaN), as
-// PyTorch documents.
+// PyTorch documents. Like CPU's kernels, half and bfloat16 scale and add in
+// float (the scalars too, so beta = 1e30 is no overflow) and round once, and
+// an empty contraction (a @ b of zero terms) leaves out beta * input, with
+// no alpha * 0 term (alpha = inf would make it NaN).
 void run_product(const char* op, const std::string& key, at::Tensor& out, const at::Tensor& a,
                  const at::Tensor& b, const at::Tensor* input, const at::Scalar& beta,
                  const at::Scalar& alpha,
                  const std::function<hlo::Value(hlo::Builder&, hlo::Value, hlo::Value)>& contract) {
   if (out.numel() == 0) return;
   const hlo::ElementType type = element_type_for(out.scalar_type(), op);
+  const bool reduced = type == hlo::ElementType::kF16 || type == hlo::ElementType::kBF16;
+  const hlo::ElementType opmath = reduced ? hlo::ElementType::kF32 : type;
+  const bool empty_sum = a.dim() > 0 && a.size(-1) == 0;
   const bool use_input = input != nullptr && !beta.equal(0);
   const bool scale_input = use_input && !beta.equal(1);
-  const bool scale_product = !alpha.equal(1);
+  const bool scale_product = !empty_sum && !alpha.equal(1);
   TensorProgram program(op, key + ":" + hlo::mlir_name(type) + (use_input ? ":in" : "") +
-                                (scale_input ? ":beta" : "") + (scale_product ? ":alpha" : ""));
+                                (scale_input ? ":beta" : "") + (scale_product ? ":alpha" : "") +
+                                (empty_sum ? ":empty" : ""));
   program.input(a);
   program.input(b);
   if (use_input) program.input(*input);
-  if (scale_input) program.scalar(beta, type);
-  if (scale_product) program.scalar(alpha, type);
+  if (scale_input) program.scalar(beta, opmath);
+  if (scale_product) program.scalar(alpha, opmath);
   program.output(out);
   const std::vector<int64_t> shape = out.sizes().vec();
   program.run([&](hlo::Builder& bld, const std::vector<hlo::Value>& in) {
     size_t next = 2;
-    hlo::Value result = contract(bld, in[0], in[1]);
+    hlo::Value result =
+        empty_sum ? bld.zeros({opmath, shape}) : bld.convert(contract(bld, in[0], in[1]), opmath);
     hlo::Value bias;
-    if (use_input) bias = broadcast_to(bld, bld.convert(in[next++], type), shape);
+    if (use_input) bias = broadcast_to(bld, bld.convert(in[next++], opmath), shape);
     if (scale_input) bias = bld.binary("multiply", bias, bld.splat(in[next++], shape));
     if (scale_product) result = bld.binary("multiply", result, bld.splat(in[next++], shape));
-    if (use_input) result = bld.binary("add", bias, result);
-    return std::vector<hlo::Value>{result};
+    if (use_input) result = empty_sum ? bias : bld.binary("add", bias, result);
+    return std::vector<hlo::Value>{bld.convert(result, type)};
   });
 }
 

@@ -1,0 +1,91 @@
+"""Reproducers from the 10,000-program differential and 2,000-call bad-input
+fuzzer runs (tests/fuzz), each compared with the CPU: values bit for bit
+(NaN where NaN, signed zeros, dtype) or the exception class."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_tpu  # noqa: F401
+
+DEV = "tpu"
+inf = float("inf")
+
+
+def outcome(fn, dev):
+    try:
+        r = fn(dev)
+        if isinstance(r, tuple):
+            return tuple(t.cpu() for t in r)
+        return r.cpu()
+    except Exception as e:  # noqa: BLE001
+        return e
+
+
+def same(fn, rtol=0.0, atol=0.0):
+    cpu, tpu = outcome(fn, "cpu"), outcome(fn, DEV)
+    if isinstance(cpu, Exception):
+        assert type(tpu) is type(cpu), (cpu, tpu)
+        return
+    assert not isinstance(tpu, Exception), (cpu, tpu)
+    cpu = cpu if isinstance(cpu, tuple) else (cpu,)
+    tpu = tpu if isinstance(tpu, tuple) else (tpu,)
+    for c, t in zip(cpu, tpu):
+        assert c.dtype == t.dtype and c.shape == t.shape
+        torch.testing.assert_close(t, c, rtol=rtol, atol=atol, equal_nan=True)
+
+
+CASES = {
+    # integers have no NaN/inf: replacements are never converted
+    "nan_to_num_int": lambda d: torch.nan_to_num(
+        torch.tensor([0, 5], dtype=torch.int32, device=d), nan=2.75, posinf=0.0, neginf=inf),
+    "nan_to_num_uint8_inplace": lambda d: torch.zeros(8, dtype=torch.uint8, device=d)
+    .as_strided((), (), 0).nan_to_num_(nan=-1.25, posinf=1e10),
+    # alpha is converted to self's dtype even when there is nothing to add
+    "index_add_alpha_overflow": lambda d: torch.index_add(
+        torch.tensor([0], dtype=torch.uint8, device=d), -1,
+        torch.tensor([], dtype=torch.long, device=d),
+        torch.tensor([], dtype=torch.uint8, device=d), alpha=-1099511627776),
+    # ... while scatter's value is not converted when no index is given
+    "scatter_value_overflow_empty_index": lambda d: torch.zeros(1, 1, dtype=torch.half, device=d)
+    .scatter_(0, torch.zeros(0, 0, dtype=torch.long, device=d), 1e30),
+    "scatter_value_overflow": lambda d: torch.zeros(1, dtype=torch.half, device=d)
+    .scatter_(0, torch.zeros(1, dtype=torch.long, device=d), 1e30),
+    # an empty contraction adds no alpha * 0 term
+    "addmm_empty_k_inf_alpha": lambda d: torch.addmm(
+        torch.tensor(0.5, dtype=torch.bfloat16, device=d),
+        torch.zeros(1, 0, dtype=torch.bfloat16, device=d),
+        torch.zeros(0, 1, dtype=torch.bfloat16, device=d), alpha=-inf),
+    # half/bfloat16 scale in float: beta = 1e30 fits
+    "addmm_half_large_beta": lambda d: torch.addmm(
+        torch.tensor(0.0, dtype=torch.half, device=d), torch.zeros(1, 1, dtype=torch.half, device=d),
+        torch.zeros(1, 1, dtype=torch.half, device=d), beta=1e30),
+    "argmax_bool": lambda d: torch.tensor([True, False], device=d).argmax(),
+    "arange_bool": lambda d: torch.arange(0, 3, dtype=torch.bool, device=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fuzz_reproducer(name):
+    same(CASES[name])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_gelu_special_values_low_precision(dtype):
+    # CPU's float kernel: gelu(+-inf) is NaN, |x| > max/2 overflows to inf
+    x = torch.tensor([0.0, inf, -inf, 3e38, -3e38, 1.6e38, 2.5, -1.0, 65504.0], dtype=torch.float32)
+    same(lambda d: F.gelu(x.to(dtype).to(d)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_gelu_special_values(dtype):
+    x = torch.tensor([0.0, inf, -inf, 3e38, -3e38, 1.6e38, 2.5, -1.0], dtype=dtype)
+    same(lambda d: F.gelu(x.to(d)), rtol=1.3e-6, atol=1e-5)
+
+
+def test_addmm_half_scales_in_float():
+    g = torch.Generator().manual_seed(0)
+    a, b, c = (torch.randn(s, generator=g) for s in ((4, 5), (5, 3), (4, 3)))
+    for dtype in (torch.bfloat16, torch.float16):
+        same(lambda d: torch.addmm(c.to(dtype).to(d), a.to(dtype).to(d), b.to(dtype).to(d),
+                                   beta=0.5, alpha=2), rtol=1.6e-2, atol=1e-3)
