@@ -61,6 +61,15 @@ CASES = {
         torch.tensor(0.0, dtype=torch.half, device=d), torch.zeros(1, 1, dtype=torch.half, device=d),
         torch.zeros(1, 1, dtype=torch.half, device=d), beta=1e30),
     "argmax_bool": lambda d: torch.tensor([True, False], device=d).argmax(),
+    # an integer self takes CPU's composite x * 2**e: 0 * 2**255 is NaN there
+    "ldexp_int_self": lambda d: torch.ldexp(torch.tensor([0, 1], dtype=torch.int32, device=d),
+                                            torch.tensor(255, dtype=torch.uint8, device=d)),
+    # an integer nan_to_num_ never writes, so an expanded self is fine
+    "nan_to_num_int_expanded": lambda d: torch.zeros(2, dtype=torch.long, device=d)
+    .as_strided((2, 2, 2), (1, 0, 0), 0).nan_to_num_(nan=-0.5, neginf=inf),
+    # a one-element tensor takes CPU's scalar loop: gelu(inf) is inf there
+    "gelu_one_element_inf": lambda d: F.gelu(torch.tensor([inf], device=d)),
+    "gelu_two_elements_inf": lambda d: F.gelu(torch.tensor([inf, 1.0], device=d)),
     "arange_bool": lambda d: torch.arange(0, 3, dtype=torch.bool, device=d),
 }
 

@@ -275,7 +275,10 @@ Value gelu(Builder& b, const Inputs& in, Value x) {
         b.binary("multiply", x, b.binary("add", scalar_like(b, in, 1), b.unary("tanh", inner))),
         0.5);
   }
-  if (in.compute != ElementType::kF32 || in.promoted == ElementType::kF16) {
+  // (A one-element tensor takes CPU's scalar loop, which computes this too.)
+  int64_t numel = 1;
+  for (int64_t d : in.shape) numel *= d;
+  if (in.compute != ElementType::kF32 || in.promoted == ElementType::kF16 || numel == 1) {
     return b.binary("multiply", x, normal_cdf(b, in, x));
   }
   // CPU's vectorized float kernel (float and bfloat16; its half kernel is
@@ -1609,6 +1612,9 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     run_elementwise(info, distinct, attrs, nullptr);
     return *self_tensor;
   }
+  // An integer nan_to_num_ leaves self as it is (CPU does not even look at
+  // its memory, so an expanded self is fine).
+  if (inplace && name == "nan_to_num" && !at::isFloatingType(result_dtype)) return *self_tensor;
   if (inplace || out != nullptr) {
     // TensorIterator's overlap rules, checked before out= is resized: the
     // result may be an input, but may not partly overlap one, nor itself.

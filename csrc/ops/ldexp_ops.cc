@@ -39,8 +39,11 @@ at::ScalarType result_dtype(const at::Tensor& self, const at::Tensor& other) {
              : t;
 }
 
-bool exact_path(const at::Tensor& other, at::ScalarType result) {
-  return at::isIntegralType(other.scalar_type(), /*includeBool=*/false) &&
+// (An integer self takes CPU's composite product too: ldexp(0, 255) is
+// 0 * inf, NaN, there.)
+bool exact_path(const at::Tensor& self, const at::Tensor& other, at::ScalarType result) {
+  return at::isFloatingType(self.scalar_type()) &&
+         at::isIntegralType(other.scalar_type(), /*includeBool=*/false) &&
          at::isFloatingType(result);
 }
 
@@ -48,7 +51,7 @@ bool exact_path(const at::Tensor& other, at::ScalarType result) {
 
 at::Tensor& ldexp_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   const at::ScalarType result = result_dtype(self, other);
-  if (!exact_path(other, result)) return at::mul_out(out, self, at::pow(2.0, other));
+  if (!exact_path(self, other, result)) return at::mul_out(out, self, at::pow(2.0, other));
   TORCH_CHECK(at::canCast(result, out.scalar_type()), "result type ", result,
               " can't be cast to the desired output type ", out.scalar_type());
   const std::vector<int64_t> shape = at::infer_size(self.sizes(), other.sizes());
