@@ -61,6 +61,10 @@ CASES = {
         torch.tensor(0.0, dtype=torch.half, device=d), torch.zeros(1, 1, dtype=torch.half, device=d),
         torch.zeros(1, 1, dtype=torch.half, device=d), beta=1e30),
     "argmax_bool": lambda d: torch.tensor([True, False], device=d).argmax(),
+    # the cast of an in-place result is refused before the kernel's dtype
+    "bitwise_xor_int_self_float_other": lambda d: torch.tensor([1, 2], device=d).bitwise_xor_(
+        torch.tensor([1.0, 2.0], device=d)),
+    "elu_int_inplace": lambda d: F.elu_(torch.tensor([1, 2], device=d)),
     # an integer self takes CPU's composite x * 2**e: 0 * 2**255 is NaN there
     "ldexp_int_self": lambda d: torch.ldexp(torch.tensor([0, 1], dtype=torch.int32, device=d),
                                             torch.tensor(255, dtype=torch.uint8, device=d)),

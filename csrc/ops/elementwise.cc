@@ -1566,7 +1566,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   // `compute` may widen it further (integers computing in float).
   at::ScalarType promoted = at::native::result_type(state);
   if (def.result == ResultDtype::kSelf) promoted = self_tensor->scalar_type();
-  check_call(info, operands, attrs, promoted, out);
+  const at::ScalarType common = promoted;
   at::ScalarType compute = promoted;
   const bool true_division = name != "div" || !attrs.count("rounding_mode");
   if (def.result == ResultDtype::kFloat && true_division &&
@@ -1576,6 +1576,15 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   }
   at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
   if (name == "abs" && at::isComplexType(compute)) result_dtype = c10::toRealValueType(compute);
+  // CPU's TensorIterator refuses an in-place result of a common dtype it
+  // cannot cast to self before the kernel refuses that dtype
+  // (int.bitwise_xor_(float) is a cast error, not a missing kernel); ops
+  // that go to float on their own (sqrt_ of an int) are checked below.
+  TORCH_CHECK(!inplace || def.result == ResultDtype::kBool ||
+                  at::canCast(common, self_tensor->scalar_type()),
+              "result type ", common, " can't be cast to the desired output type ",
+              self_tensor->scalar_type());
+  check_call(info, operands, attrs, common, out);
   {
     c10::SmallVector<at::ScalarType, 2> tensor_dtypes;
     for (const auto& o : operands) {
