@@ -32,6 +32,7 @@
 
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"
+#include "hlo/int_constants.h"
 #include "hlo/scan.h"
 #include "ops/data_dependent_kernels.h"
 #include "ops/index_kernels.h"
@@ -45,11 +46,8 @@ namespace {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64_splat;
 using hlo::Value;
-
-Value s64_splat(Builder& b, int64_t v, const std::vector<int64_t>& dims) {
-  return b.splat(b.constant_int(ElementType::kS64, v), dims);
-}
 
 // x != 0, flattened (NaN counts as nonzero, as on CPU).
 Value nonzero_flags(Builder& b, Value x, int64_t n) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "exec/async_errors.h"
+#include "hlo/int_constants.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -11,9 +12,9 @@ namespace {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64;
+using hlo::s64_splat;
 using hlo::Value;
-
-Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
 
 // {kind, a, b, c} where `found`, else zeros.
 Value finding_if(Builder& b, Value found, DeviceFinding kind, Value a, int64_t dim, int64_t c) {
@@ -21,7 +22,7 @@ Value finding_if(Builder& b, Value found, DeviceFinding kind, Value a, int64_t d
                               b.reshape(s64(b, dim), {1}), b.reshape(s64(b, c), {1})},
                              0);
   return b.select(b.splat(found, {kIndexFindingLength}), mine,
-                  b.splat(s64(b, 0), {kIndexFindingLength}));
+                  s64_splat(b, 0, {kIndexFindingLength}));
 }
 
 }  // namespace
@@ -29,7 +30,7 @@ Value finding_if(Builder& b, Value found, DeviceFinding kind, Value a, int64_t d
 Value zero_divisor_finding(Builder& b, Value divisor) {
   int64_t n = 1;
   for (int64_t d : divisor.type.dims) n *= d;
-  if (n == 0) return b.splat(s64(b, 0), {kIndexFindingLength});
+  if (n == 0) return s64_splat(b, 0, {kIndexFindingLength});
   Value is_zero = b.compare(Compare::kEQ, divisor, b.zeros(divisor.type));
   const std::vector<int64_t> all_dims = [&] {
     std::vector<int64_t> dims(divisor.type.dims.size());

@@ -1,6 +1,7 @@
 #include "ops/index_bounds.h"
 
 #include "exec/async_errors.h"
+#include "hlo/int_constants.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -8,12 +9,10 @@ namespace {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64;
+using hlo::s64_splat;
 using hlo::Value;
 
-Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
-Value s64_splat(Builder& b, int64_t v, const std::vector<int64_t>& dims) {
-  return b.splat(s64(b, v), dims);
-}
 Value as_vector(Builder& b, Value scalar) { return b.reshape(scalar, {1}); }
 
 }  // namespace

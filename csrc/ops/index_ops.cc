@@ -18,6 +18,7 @@
 
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"
+#include "hlo/int_constants.h"
 #include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
 #include "ops/index_bounds.h"
@@ -32,12 +33,9 @@ namespace {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64_splat;
 using hlo::TensorType;
 using hlo::Value;
-
-Value s64_splat(Builder& b, int64_t v, const std::vector<int64_t>& dims) {
-  return b.splat(b.constant_int(ElementType::kS64, v), dims);
-}
 
 // Flat positions in a contiguous array of `shape` for per-dim coordinates
 // (all s64, of one common shape).

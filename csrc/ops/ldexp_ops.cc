@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/dtype_map.h"
+#include "hlo/int_constants.h"
 #include "ops/broadcast.h"
 #include "ops/ldexp_kernels.h"
 #include "ops/tensor_program.h"
@@ -22,13 +23,14 @@ namespace {
 
 using hlo::Builder;
 using hlo::ElementType;
+using hlo::s64_splat;
 using hlo::Value;
 
 // 2**k as float64 for s64 k in [-1022, 1023]: the exponent field alone.
 Value power_of_two(Builder& b, Value k) {
   const std::vector<int64_t> dims = k.type.dims;
-  Value biased = b.binary("add", k, b.splat(b.constant_int(ElementType::kS64, 1023), dims));
-  Value bits = b.binary("shift_left", biased, b.splat(b.constant_int(ElementType::kS64, 52), dims));
+  Value biased = b.binary("add", k, s64_splat(b, 1023, dims));
+  Value bits = b.binary("shift_left", biased, s64_splat(b, 52, dims));
   return b.bitcast_convert(bits, {ElementType::kF64, dims});
 }
 
@@ -71,11 +73,11 @@ at::Tensor& ldexp_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
     Value x = b.convert(broadcast_to(b, b.convert(in[0], element_type_for(result, "ldexp")), shape),
                         ElementType::kF64);
     Value e = broadcast_to(b, b.convert(in[1], ElementType::kS64), shape);
-    e = b.binary("maximum", e, b.splat(b.constant_int(ElementType::kS64, -limit), shape));
-    e = b.binary("minimum", e, b.splat(b.constant_int(ElementType::kS64, limit), shape));
+    e = b.binary("maximum", e, s64_splat(b, -limit, shape));
+    e = b.binary("minimum", e, s64_splat(b, limit, shape));
     for (int i = steps; i >= 1; --i) {
       // e / i of what is left, so the parts add up to e
-      Value part = b.binary("divide", e, b.splat(b.constant_int(ElementType::kS64, i), shape));
+      Value part = b.binary("divide", e, s64_splat(b, i, shape));
       x = b.binary("multiply", x, power_of_two(b, part));
       e = b.binary("subtract", e, part);
     }

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/dtype_map.h"
+#include "hlo/int_constants.h"
 #include "hlo/scan.h"
 #include "ops/order_stat_kernels.h"
 #include "ops/program_key.h"
@@ -28,11 +29,8 @@ namespace {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64_splat;
 using hlo::Value;
-
-Value s64_splat(Builder& b, int64_t v, const std::vector<int64_t>& dims) {
-  return b.splat(b.constant_int(ElementType::kS64, v), dims);
-}
 
 // self (read as `x`) as [rows, n] with `dim` last.
 Value as_rows(Builder& b, Value x, int64_t dim, int64_t rows, int64_t n) {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/dtype_map.h"
+#include "hlo/int_constants.h"
 #include "ops/program_key.h"
 #include "ops/sequence_kernels.h"
 #include "ops/tensor_program.h"
@@ -18,6 +19,7 @@ namespace {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64_splat;
 using hlo::Value;
 
 void prepare(int64_t steps, at::Tensor& out, const char* op) {
@@ -28,10 +30,20 @@ void prepare(int64_t steps, at::Tensor& out, const char* op) {
   if (out.numel() != steps) out.resize_({steps});
 }
 
-// i < steps / 2 for each position i.
-Value lower_half(Builder& b, int64_t steps) {
-  return b.compare(Compare::kLT, b.iota({ElementType::kS64, {steps}}, 0),
-                   b.splat(b.constant_int(ElementType::kS64, steps / 2), {steps}));
+// CPU's two-sided steps, in the type of `lo`, `hi` and `step` (scalars):
+// positions below steps / 2 step up from lo, the rest step down from hi, so
+// both endpoints are exact.
+Value two_sided_steps(Builder& b, Value lo, Value hi, Value step, int64_t steps) {
+  const std::vector<int64_t> dims{steps};
+  const ElementType type = step.type.element;
+  Value idx = b.iota({ElementType::kS64, dims}, 0);
+  Value from_end = b.binary("subtract", s64_splat(b, steps - 1, dims), idx);
+  Value step_b = b.splat(step, dims);
+  Value up = b.binary("add", b.splat(lo, dims), b.binary("multiply", step_b, b.convert(idx, type)));
+  Value down = b.binary("subtract", b.splat(hi, dims),
+                        b.binary("multiply", step_b, b.convert(from_end, type)));
+  Value lower_half = b.compare(Compare::kLT, idx, s64_splat(b, steps / 2, dims));
+  return b.select(lower_half, up, down);
 }
 
 }  // namespace
@@ -58,18 +70,9 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   program.scalar(steps - 1, step_type);
   program.output(out);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    const std::vector<int64_t> dims{steps};
     Value lo = b.convert(in[0], step_type), hi = b.convert(in[1], step_type);
     Value step = b.binary("divide", b.binary("subtract", hi, lo), in[2]);
-    Value idx = b.iota({ElementType::kS64, dims}, 0);
-    Value from_end =
-        b.binary("subtract", b.splat(b.constant_int(ElementType::kS64, steps - 1), dims), idx);
-    Value step_b = b.splat(step, dims);
-    Value up =
-        b.binary("add", b.splat(lo, dims), b.binary("multiply", step_b, b.convert(idx, step_type)));
-    Value down = b.binary("subtract", b.splat(hi, dims),
-                          b.binary("multiply", step_b, b.convert(from_end, step_type)));
-    return std::vector<Value>{b.convert(b.select(lower_half(b, steps), up, down), t)};
+    return std::vector<Value>{b.convert(two_sided_steps(b, lo, hi, step, steps), t)};
   });
   return out;
 }
@@ -103,15 +106,7 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
                             : b.binary("subtract", in[1], in[0]);
     span = b.convert(span, f64);
     Value step = b.binary("divide", span, in[3]);
-    Value idx = b.iota({ElementType::kS64, dims}, 0);
-    Value from_end =
-        b.binary("subtract", b.splat(b.constant_int(ElementType::kS64, steps - 1), dims), idx);
-    Value step_b = b.splat(step, dims);
-    Value up =
-        b.binary("add", b.splat(lo, dims), b.binary("multiply", step_b, b.convert(idx, f64)));
-    Value down = b.binary("subtract", b.splat(hi, dims),
-                          b.binary("multiply", step_b, b.convert(from_end, f64)));
-    Value exponent = b.select(lower_half(b, steps), up, down);
+    Value exponent = two_sided_steps(b, lo, hi, step, steps);
     return std::vector<Value>{b.convert(b.binary("power", b.splat(in[2], dims), exponent), t)};
   });
   return out;

@@ -6,6 +6,7 @@
 
 #include "core/dtype_map.h"
 #include "hlo/reduce_identity.h"
+#include "hlo/scan.h"
 #include "ops/out_checks.h"
 #include "ops/program_key.h"
 #include "ops/shape_kernels.h"
@@ -25,18 +26,6 @@ std::pair<Value, Value> sort_along(Builder& b, Value x, int64_t dim, bool descen
   Value idx = b.iota({ElementType::kS64, x.type.dims}, dim);
   auto r = b.sort({x, idx}, dim, descending);
   return {r[0], r[1]};
-}
-
-// Inclusive scan along `dim` with the binary op `body` from scalar `init`.
-Value scan(Builder& b, Value x, int64_t dim, const char* body, Value init) {
-  if (x.type.dims.empty()) return x;
-  const size_t rank = x.type.dims.size();
-  const int64_t n = x.type.dims[dim];
-  std::vector<int64_t> window(rank, 1), ones(rank, 1);
-  window[dim] = n;
-  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
-  padding[dim] = {n - 1, 0};
-  return b.reduce_window(x, init, window, ones, ones, padding, body);
 }
 
 at::Tensor& scan_out(const char* op, const char* body, double init, const at::Tensor& self,
@@ -60,7 +49,8 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   program.output(out);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Value x = b.convert(b.convert(in[0], t), acc);
-    return std::vector<Value>{b.convert(scan(b, x, dim, body, b.constant(acc, init)), t)};
+    return std::vector<Value>{
+        b.convert(hlo::inclusive_scan(b, x, dim, body, b.constant(acc, init)), t)};
   });
   return out;
 }
@@ -93,7 +83,7 @@ void cumulative_extreme(const char* op, bool is_max, const at::Tensor& self, at:
     const std::vector<int64_t> dims = x.type.dims;
     const char* body = is_max ? "maximum" : "minimum";
     Value none = hlo::reduce_identity(b, body, x.type.element);
-    Value running = scan(b, x, dim, body, none);
+    Value running = hlo::inclusive_scan(b, x, dim, body, none);
     // The running extreme before each element.
     std::vector<int64_t> low(dims.size(), 0), high(dims.size(), 0);
     low[dim] = 1;
@@ -106,8 +96,8 @@ void cumulative_extreme(const char* op, bool is_max, const at::Tensor& self, at:
     const ElementType s64 = ElementType::kS64;
     Value iota = b.iota({s64, dims}, dim);
     Value minus_one = b.constant_int(s64, -1);
-    Value index =
-        scan(b, b.select(takes, iota, b.splat(minus_one, dims)), dim, "maximum", minus_one);
+    Value index = hlo::inclusive_scan(b, b.select(takes, iota, b.splat(minus_one, dims)), dim,
+                                      "maximum", minus_one);
     // Element index[...] of x: its flat position is this position's, moved
     // along `dim` by (index - iota) rows of `stride` elements.
     int64_t numel = 1, stride = 1;
