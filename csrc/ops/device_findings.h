@@ -1,7 +1,7 @@
 // Findings of errors that CPU raises from the data (not from shapes or
 // dtypes), computed on the device so Strict mode needs no sync at the op:
 // each is an s64[kIndexFindingLength] a checking program returns
-// (TensorProgram::check_indices), raised at the next host read. Index
+// (TensorProgram::report_findings), raised at the next host read. Index
 // ranges have their own builder (ops/index_bounds.h).
 #pragma once
 

@@ -1683,7 +1683,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   // tensor's zeros on the device (raised at the next host read).
   const bool check_divisor = divides_integers(name, attrs, compute) &&
                              check_scalar_divisor(find_operand(operands, "other"), compute);
-  if (check_divisor) program.check_indices(op_name.c_str(), IndexErrorClass::kRuntimeError);
+  if (check_divisor) program.report_findings(op_name.c_str(), IndexErrorClass::kRuntimeError);
   for (const auto& o : operands) {
     if (o.is_tensor) {
       program.input(*o.tensor);

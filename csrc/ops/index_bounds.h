@@ -4,7 +4,7 @@
 //
 // Strict mode does not stop at the op for a bad index (that would cost a
 // sync per op). Instead the program reports the first out-of-range index it
-// saw (TensorProgram::check_indices; raised at the next host read), and in the
+// saw (TensorProgram::report_findings; raised at the next host read), and in the
 // meantime does no harm: a read clamps each coordinate into its own
 // dimension, so it reads an element of the same row and never another row's,
 // and a write whose coordinates are out of range is dropped.

@@ -164,7 +164,7 @@ at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
   program.input(self);
   program.input(index);
   program.output(out);
-  program.check_indices(op);
+  program.report_findings(op);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -213,7 +213,7 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
   program.input(self);
   program.input(index);
   program.output(out);
-  program.check_indices(op, kRuntime);
+  program.report_findings(op, kRuntime);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -253,7 +253,7 @@ at::Tensor& scatter_common(const char* op, const at::Tensor& self, int64_t dim,
   if (src != nullptr) program.input(*src);
   if (value != nullptr) program.scalar(*value, t);
   program.output(out);
-  program.check_indices(op, error_class);
+  program.report_findings(op, error_class);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -335,7 +335,7 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at
   program.input(index);
   program.input(src);
   program.output(out);
-  program.check_indices(op, kRuntime);
+  program.report_findings(op, kRuntime);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -402,7 +402,7 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   program.input(source);
   program.scalar(alpha, t);
   program.output(out);
-  program.check_indices(op, error_class);
+  program.report_findings(op, error_class);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -451,7 +451,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   program.input(grad_output);
   program.input(indices);
   program.output(grad);
-  program.check_indices(op);
+  program.report_findings(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
     bounds.check(b, in[1], 0, num_weights, false);
@@ -587,7 +587,7 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
     if (t.defined()) program.input(t);
   }
   program.output(out);
-  program.check_indices(op);
+  program.report_findings(op);
   const auto self_shape = self.sizes().vec();
   program.run([&](Builder& b, const std::vector<Value>& in) {
     std::vector<Value> idx(in.begin() + 1, in.end());
@@ -632,7 +632,7 @@ at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::
     if (t.defined()) program.input(t);
   }
   program.output(storage);
-  program.check_indices(op);
+  program.report_findings(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     std::vector<Value> idx(in.begin() + 2, in.end());
     const auto& dims = ai.result;
@@ -669,7 +669,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   program.input(self);
   program.input(index);
   program.output(out);
-  program.check_indices(op);
+  program.report_findings(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
     bounds.check(b, in[1], -1, n, true);
@@ -700,7 +700,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index, const at::Tensor& so
   program.input(index);
   program.input(source);
   program.output(self);
-  program.check_indices(op);
+  program.report_findings(op);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
     bounds.check(b, in[1], -1, n, true);

@@ -206,7 +206,7 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   program.input(*mask_b);
   program.input(source);
   program.output(self);
-  program.check_indices(op, IndexErrorClass::kRuntimeError);
+  program.report_findings(op, IndexErrorClass::kRuntimeError);
   const std::vector<int64_t> shape = self.sizes().vec();
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Value flags = b.reshape(in[1], {n});

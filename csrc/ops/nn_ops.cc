@@ -196,7 +196,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
   if (has_weight) program.input(*weight);
   program.output(output);
   program.output(total_weight);
-  program.check_indices("nll_loss");
+  program.report_findings("nll_loss");
   program.run([&](Builder& b, const std::vector<Value>& in) {
     Value x = in[0];
     const NllTerms terms =
@@ -246,7 +246,7 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   program.input(total_weight);
   if (has_weight) program.input(*weight);
   program.output(grad_input);
-  program.check_indices("nll_loss_backward");
+  program.report_findings("nll_loss_backward");
   program.run([&](Builder& b, const std::vector<Value>& in) {
     const NllTerms terms =
         nll_terms(b, in[1], in[2], has_weight ? &in[4] : nullptr, shape, class_dim, t);

@@ -335,7 +335,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
   program.input(self);
   program.output(out);
   // CPU's checks of the probabilities, found on the device (no sync here).
-  program.check_indices(op, IndexErrorClass::kRuntimeError);
+  program.report_findings(op, IndexErrorClass::kRuntimeError);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     const ElementType c = ElementType::kF64;
     Value p = b.reshape(b.convert(in[2], c), {rows, n});

@@ -168,7 +168,7 @@ void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type,
   scalars_.push_back(arg);
 }
 
-void TensorProgram::check_indices(const char* op, IndexErrorClass error_class) {
+void TensorProgram::report_findings(const char* op, IndexErrorClass error_class) {
   index_check_op_ = op;
   index_error_class_ = error_class;
 }

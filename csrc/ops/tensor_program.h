@@ -71,12 +71,14 @@ class TensorProgram {
               ScalarConversion conversion = ScalarConversion::kChecked);
   // Adds a destination; the lowering's i-th result is written to the i-th.
   void output(const at::Tensor& dst);
-  // The program checks indices on the device: after its results the lowering
-  // returns one more value, an s64[kIndexFindingLength] finding {found,
-  // index, dim, size} (ops/index_bounds.h builds it), which the program folds
-  // into the device's index status; an out-of-range index is then raised, as
-  // `error_class` naming `op`, at the next host read or synchronize.
-  void check_indices(const char* op, IndexErrorClass error_class = IndexErrorClass::kIndexError);
+  // The program checks its data on the device: after its results the
+  // lowering returns one more value, an s64[kIndexFindingLength] finding
+  // {kind, index, dim, size} (a DeviceFinding: an out-of-range index from
+  // ops/index_bounds.h, or another of ops/device_findings.h), which the
+  // program folds into the device's status; the finding is then raised,
+  // naming `op` (`error_class` for indices), at the next host read or
+  // synchronize, and at the op itself in Debug mode.
+  void report_findings(const char* op, IndexErrorClass error_class = IndexErrorClass::kIndexError);
 
   void run(Lowering lower);
 
@@ -108,7 +110,7 @@ class TensorProgram {
   c10::SmallVector<int, 8> input_order_;  // >=0 tensor input index, <0 ~scalar index
   c10::SmallVector<std::pair<int, ViewArg>, 2> outputs_;
   std::vector<at::Tensor> output_tensors_;  // kept only for TORCH_TPU_DEBUG_NAN
-  const char* index_check_op_ = nullptr;    // set by check_indices()
+  const char* index_check_op_ = nullptr;    // set by report_findings()
   IndexErrorClass index_error_class_ = IndexErrorClass::kIndexError;
 };
 
