@@ -205,7 +205,26 @@ Value Builder::iota(const TensorType& type, int64_t dimension) {
 
 Value Builder::convert(Value x, ElementType to) {
   if (x.type.element == to) return x;
+  if (is_float(x.type.element) && to == ElementType::kU8) return float_to_u8(x);
   return op("stablehlo.convert", {x}, TensorType{to, x.type.dims});
+}
+
+// A float becomes u8 through a 64-bit integer, wrapping modulo 256 (-1.5 is
+// 255, 300.0 is 44): the one out-of-range float-to-integer cast the front end
+// defines the same way on every device (XLA's own convert saturates). Values
+// no 64-bit integer holds, infinities and NaN give 0, as the x86 conversion
+// (whose out-of-range result is INT64_MIN) does.
+Value Builder::float_to_u8(Value x) {
+  const TensorType u8{ElementType::kU8, x.type.dims};
+  Value wide = op("stablehlo.convert", {x}, TensorType{ElementType::kS64, x.type.dims});
+  Value wrapped = op("stablehlo.convert", {wide}, u8);
+  // f16 holds no finite value beyond 65504; 2^63 is exact in the wider floats.
+  Value in_range =
+      x.type.element == ElementType::kF16
+          ? op("stablehlo.is_finite", {x}, TensorType{ElementType::kPred, x.type.dims})
+          : compare(Compare::kLT, unary("abs", x),
+                    splat(constant(x.type.element, 9223372036854775808.0), x.type.dims));
+  return select(in_range, wrapped, zeros(u8));
 }
 
 Value Builder::bitcast_convert(Value x, const TensorType& to) {

@@ -36,6 +36,7 @@ class Builder {
   Value constant_tensor(const TensorType& type, const std::vector<unsigned char>& bytes);
 
   Value iota(const TensorType& type, int64_t dimension);
+  // Element type conversion; float to u8 wraps (see float_to_u8).
   Value convert(Value x, ElementType to);
   // Reinterprets bits; byte widths may differ (adds/drops a minor dim).
   Value bitcast_convert(Value x, const TensorType& to);
@@ -132,6 +133,7 @@ class Builder {
   std::string module_text() const;
 
  private:
+  Value float_to_u8(Value x);
   std::string name(Value v) const;
   std::string operand_list(const std::vector<Value>& operands) const;
   static std::string type_list(const std::vector<Value>& values);

@@ -120,8 +120,11 @@ std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
                               "\"log_sigmoid_forward\" not implemented for '",
                               c10::toString(self.scalar_type()), "'");
+  // CPU's kernel writes a contiguous result whatever the input's layout; a
+  // contiguous input gives the elementwise steps below that layout.
+  const at::Tensor x = self.contiguous();
   // min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|.
-  at::Tensor out = at::clamp_max(self, 0) - at::log1p(at::exp(-at::abs(self)));
+  at::Tensor out = at::clamp_max(x, 0) - at::log1p(at::exp(-at::abs(x)));
   return {out, at::empty({0}, self.options())};
 }
 

@@ -119,7 +119,9 @@ LowerFn logical(const char* op) {
 Value scale(Builder& b, const Inputs& in, Value x, double c) {
   return b.binary("multiply", x, scalar_like(b, in, c));
 }
-// a + alpha * b (alpha is present only when it is not 1).
+// a + alpha * b (alpha is present only when it is not 1), rounded once, as
+// CPU's vectorized half/bfloat16 loop computes it (its scalar loop, taken for
+// tails and mixed dtypes, rounds alpha * b first).
 LowerFn add_like(const char* op) {
   return [op](Builder& b, const Inputs& in) {
     Value rhs = in.has("alpha") ? b.binary("multiply", in["other"], in["alpha"]) : in["other"];
@@ -134,6 +136,17 @@ Value splat_int(Builder& b, const Inputs& in, int64_t v) {
 // The real type of a complex type.
 ElementType real_part_type(ElementType t) {
   return t == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
+}
+
+// The sign bit of a float tensor: set for -0.0 and negative NaNs too, which
+// no comparison can see.
+Value float_sign_bit(Builder& b, Value x) {
+  const size_t size = hlo::byte_size(x.type.element);
+  const ElementType bits = size == 8   ? ElementType::kS64
+                           : size == 4 ? ElementType::kS32
+                                       : ElementType::kS16;
+  Value i = b.bitcast_convert(x, {bits, x.type.dims});
+  return b.compare(hlo::Compare::kLT, i, b.zeros(i.type));
 }
 
 // |x| of a complex x, as its real type.
@@ -270,24 +283,15 @@ Value gelu(Builder& b, const Inputs& in, Value x) {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     Value x3 = b.binary("multiply", b.binary("multiply", x, x), x);
     Value inner = scale(b, in, b.binary("add", x, scale(b, in, x3, 0.044715)), 0.7978845608028654);
-    return scale(
-        b, in,
-        b.binary("multiply", x, b.binary("add", scalar_like(b, in, 1), b.unary("tanh", inner))),
-        0.5);
+    // (0.5 x) first, as CPU and CUDA associate it: no overflow near the max
+    return b.binary("multiply", scale(b, in, x, 0.5),
+                    b.binary("add", scalar_like(b, in, 1), b.unary("tanh", inner)));
   }
-  // (A one-element tensor takes CPU's scalar loop, which computes this too.)
-  int64_t numel = 1;
-  for (int64_t d : in.shape) numel *= d;
-  if (in.compute != ElementType::kF32 || in.promoted == ElementType::kF16 || numel == 1) {
-    return b.binary("multiply", x, normal_cdf(b, in, x));
-  }
-  // CPU's vectorized float kernel (float and bfloat16; its half kernel is
-  // another): x times (1 + erf) first, so |x| above half the float max
-  // overflows to inf, and +inf gives NaN, as its erf does.
-  Value twice_cdf = b.op("chlo.erfc", {scale(b, in, x, -0.7071067811865476)}, x.type);
-  Value r = scale(b, in, b.binary("multiply", x, twice_cdf), 0.5);
-  Value pos_inf = b.compare(hlo::Compare::kEQ, x, scalar_like(b, in, INFINITY));
-  return b.select(pos_inf, scalar_like(b, in, std::nan("")), r);
+  // x Phi(x) with no intermediate overflow, as CPU's scalar and double
+  // kernels and CUDA's compute it. (CPU's vectorized float kernel forms
+  // x (1 + erf) first: there |x| above half the float max is inf and +inf is
+  // NaN, depending on the tensor's layout; that is not followed.)
+  return b.binary("multiply", x, normal_cdf(b, in, x));
 }
 
 Value gelu_grad(Builder& b, const Inputs& in, Value x) {
@@ -800,12 +804,10 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value any_inf = b.binary("or", b.compare(C::kEQ, x, inf), b.compare(C::kEQ, y, inf));
          return b.select(any_inf, inf, r); }}},
       {"copysign", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // The sign bit of other, as CPU's std::copysign reads it: -0.0 and
+         // negative NaNs count as negative.
          Value mag = b.unary("abs", in["self"]);
-         Value neg = b.compare(C::kLT, in["other"], b.zeros(mag.type));
-         // -0.0 has the sign bit set: compare the sign of 1/other for zeros.
-         Value zero_neg = b.binary("and", b.compare(C::kEQ, in["other"], b.zeros(mag.type)),
-                                   b.compare(C::kLT, b.binary("divide", scalar_like(b, in, 1), in["other"]), b.zeros(mag.type)));
-         return b.select(b.binary("or", neg, zero_neg), b.unary("negate", mag), mag); }}},
+         return b.select(float_sign_bit(b, in["other"]), b.unary("negate", mag), mag); }}},
       // NaN from either operand propagates (hlo::Builder::maximum).
       {"maximum", {R::kPromoted, binary("maximum")}},
       {"minimum", {R::kPromoted, binary("minimum")}},
@@ -842,12 +844,15 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value small = b.compare(C::kLT, w_abs, b.splat(b.constant(w_abs.type.element, 0.5), in.shape));
          return b.select(small, lo, hi); }, {"self", "end"}}},
       {"addcmul", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         Value prod = b.binary("multiply", in["tensor1"], in["tensor2"]);
-         if (in.has("value")) prod = b.binary("multiply", in["value"], prod);
+         // self + value * t1 * t2, associated as CPU's kernel writes it.
+         Value prod = in.has("value") ? b.binary("multiply", in["value"], in["tensor1"]) : in["tensor1"];
+         prod = b.binary("multiply", prod, in["tensor2"]);
          return b.binary("add", in["self"], prod); }, {"self", "tensor1", "tensor2"}}},
       {"addcdiv", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         Value q = b.binary("divide", in["tensor1"], in["tensor2"]);
-         if (in.has("value")) q = b.binary("multiply", in["value"], q);
+         // self + value * t1 / t2, associated as CPU's kernel writes it
+         // (value * (t1 / t2) overflows where (value * t1) / t2 does not).
+         Value q = in.has("value") ? b.binary("multiply", in["value"], in["tensor1"]) : in["tensor1"];
+         q = b.binary("divide", q, in["tensor2"]);
          return b.binary("add", in["self"], q); }, {"self", "tensor1", "tensor2"}}},
       // Shifts, number theory and special functions.
       {"bitwise_left_shift", {R::kPromoted, [](Builder& b, const Inputs& in) { return shift(b, in, true); }}},
@@ -855,12 +860,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"signbit", {R::kBool, [](Builder& b, const Inputs& in) {
          Value x = in["self"];
          const ElementType t = x.type.element;
-         if (hlo::is_float(t)) {
-           // The sign bit itself: set for -0.0 and negative NaNs too.
-           const ElementType bits = hlo::byte_size(t) == 8 ? ElementType::kS64 : hlo::byte_size(t) == 4 ? ElementType::kS32 : ElementType::kS16;
-           Value i = b.bitcast_convert(x, {bits, in.shape});
-           return b.compare(C::kLT, i, b.zeros(i.type));
-         }
+         if (hlo::is_float(t)) return float_sign_bit(b, x);
          if (hlo::is_signed_int(t)) return b.compare(C::kLT, x, b.zeros(x.type));
          return b.splat(b.constant_int(ElementType::kPred, 0), in.shape); }}},
       {"gcd", {R::kPromoted, [](Builder& b, const Inputs& in) { return gcd_value(b, in, in["self"], in["other"]); }}},
@@ -1248,6 +1248,16 @@ struct Operand {
   at::Scalar scalar;
 };
 using Operands = c10::SmallVector<Operand, 4>;
+
+// TensorIterator's overlap rules for a written tensor: it may be an input,
+// but may not partly overlap one, nor itself.
+void check_write_overlaps(const at::Tensor& dst, const Operands& operands) {
+  at::assert_no_internal_overlap(dst);
+  for (const auto& o : operands) {
+    if (o.is_tensor) at::assert_no_partial_overlap(dst, *o.tensor);
+  }
+}
+
 using Attrs = std::map<std::string, std::string>;
 
 void push_operand(Operands& operands, const ArgInfo& arg, const at::Tensor& t) {
@@ -1576,6 +1586,13 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   }
   at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
   if (name == "abs" && at::isComplexType(compute)) result_dtype = c10::toRealValueType(compute);
+  const bool masked_fill_expanded = inplace && name == "masked_fill" &&
+                                    at::has_internal_overlap(*self_tensor) == at::MemOverlap::Yes;
+  const bool integer_nan_to_num = name == "nan_to_num" && !at::isFloatingType(result_dtype);
+  if (inplace && !masked_fill_expanded && !integer_nan_to_num) {
+    // (TensorIterator checks overlaps before it looks at dtypes)
+    check_write_overlaps(*self_tensor, operands);
+  }
   // CPU's TensorIterator refuses an in-place result of a common dtype it
   // cannot cast to self before the kernel refuses that dtype
   // (int.bitwise_xor_(float) is a cast error, not a missing kernel); ops
@@ -1604,8 +1621,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   }
 
   at::Tensor result;
-  if (inplace && name == "masked_fill" &&
-      at::has_internal_overlap(*self_tensor) == at::MemOverlap::Yes) {
+  if (masked_fill_expanded) {
     // Allowed (deprecated) on CPU: one write per memory location.
     TORCH_WARN(
         "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
@@ -1623,15 +1639,10 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   }
   // An integer nan_to_num_ leaves self as it is (CPU does not even look at
   // its memory, so an expanded self is fine).
-  if (inplace && name == "nan_to_num" && !at::isFloatingType(result_dtype)) return *self_tensor;
+  if (inplace && integer_nan_to_num) return *self_tensor;
   if (inplace || out != nullptr) {
-    // TensorIterator's overlap rules, checked before out= is resized: the
-    // result may be an input, but may not partly overlap one, nor itself.
-    const at::Tensor& dst = inplace ? *self_tensor : *out;
-    at::assert_no_internal_overlap(dst);
-    for (const auto& o : operands) {
-      if (o.is_tensor) at::assert_no_partial_overlap(dst, *o.tensor);
-    }
+    // out='s overlaps are checked before it is resized (self's came first).
+    if (!inplace) check_write_overlaps(*out, operands);
     if (inplace) {
       result = *self_tensor;
       TORCH_CHECK(result.sizes() == at::IntArrayRef(shape), "output with shape ", result.sizes(),

@@ -239,6 +239,11 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (int64_t d : dims) key += "," + std::to_string(d);
   if (name == "var" || name == "std") key += ":c" + std::to_string(correction);
   if (name == "linalg_vector_norm") key += ":ord" + std::to_string(a.ord);
+  // all/any into a uint8 result read the input cast to uint8 (CPU's
+  // reduction casts to the result type first: 0.6 is false there).
+  const bool truth_of_u8 = (name == "all" || name == "any") && in_type != at::kByte &&
+                           !at::isComplexType(in_type) && results[0].scalar_type() == at::kByte;
+  if (truth_of_u8) key += ":u8";
   TensorProgram program(op_name.c_str(), key);
   program.input(self);
   for (const auto& r : results) program.output(r);
@@ -247,7 +252,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (int64_t d : dims) count *= in_shape[d];
 
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value x = b.convert(in[0], acc);
+    Value x = b.convert(truth_of_u8 ? b.convert(in[0], ElementType::kU8) : in[0], acc);
     std::vector<Value> outs;
     if (name == "sum") {
       outs.push_back(reduce(b, x, dims, "add"));
