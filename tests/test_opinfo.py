@@ -233,7 +233,7 @@ ALLOW = [
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear",
     # embedding, attention, dropout
-    "nn.functional.embedding", "nn.functional.one_hot",
+    "nn.functional.embedding", "nn.functional.embedding_bag", "nn.functional.one_hot",
     "nn.functional.scaled_dot_product_attention",
     "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
     "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout.with_train",
@@ -281,7 +281,6 @@ NOT_YET = {
     "nn.functional.multilabel_margin_loss": "aten::multilabel_margin_loss_forward",
     "nn.functional.channel_shuffle": "aten::channel_shuffle",
     "nn.functional.unfold": "aten::im2col",
-    "nn.functional.embedding_bag": "aten::_embedding_bag_forward_only",
     "_native_batch_norm_legit": "aten::_native_batch_norm_legit",
     "_batch_norm_with_update": "aten::_batch_norm_with_update",
     "nn.functional.avg_pool3d": "aten::avg_pool3d.out",

@@ -16,6 +16,11 @@ namespace torch_tpu::ops {
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index);
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                              at::Tensor& out);
+// index_select reporting an out-of-range index as `op`'s, with the
+// exception class CPU raises for `op` (embedding and embedding_bag read
+// through it).
+at::Tensor& index_select_as(const char* op, IndexErrorClass error_class, const at::Tensor& self,
+                            int64_t dim, const at::Tensor& index, at::Tensor& out);
 at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                        bool sparse_grad, at::Tensor& out);
 at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,

@@ -144,11 +144,8 @@ int64_t size_at(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.
 
 }  // namespace
 
-namespace {
-
-// index_select, reporting bad indices as `op`'s (embedding reads through it).
-at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
-                            const at::Tensor& index, at::Tensor& out) {
+at::Tensor& index_select_as(const char* op, IndexErrorClass error_class, const at::Tensor& self,
+                            int64_t dim, const at::Tensor& index, at::Tensor& out) {
   TORCH_CHECK(is_int_index(index), op, "(): Expected dtype int32 or int64 for index");
   TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector");
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), op,
@@ -158,13 +155,13 @@ at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
   std::vector<int64_t> dims = self.sizes().vec();
   if (self.dim() > 0) dims[dim] = index.numel();
   at::native::resize_output(out, dims);
-  debug_check_range(op, index, size_at(self, dim), false, dim);
+  debug_check_range(op, index, size_at(self, dim), false, dim, error_class);
   if (out.numel() == 0) return out;
   TensorProgram program(op, program_key("index_select", dim));
   program.input(self);
   program.input(index);
   program.output(out);
-  program.report_findings(op);
+  program.report_findings(op, error_class);
   const int64_t size = size_at(self, dim);
   program.run([&](Builder& b, const std::vector<Value>& in) {
     IndexBounds bounds;
@@ -177,11 +174,9 @@ at::Tensor& index_select_as(const char* op, const at::Tensor& self, int64_t dim,
   return out;
 }
 
-}  // namespace
-
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                              at::Tensor& out) {
-  return index_select_as("index_select", self, dim, index, out);
+  return index_select_as("index_select", IndexErrorClass::kIndexError, self, dim, index, out);
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
@@ -427,7 +422,8 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, int64_
   (void)padding_idx;
   (void)scale_grad_by_freq;
   at::Tensor flat = at::empty({0}, weight.options());
-  index_select_as("embedding", weight, 0, indices.reshape({-1}), flat);
+  index_select_as("embedding", IndexErrorClass::kIndexError, weight, 0, indices.reshape({-1}),
+                  flat);
   std::vector<int64_t> shape = indices.sizes().vec();
   shape.push_back(weight.size(1));
   return flat.view(shape);

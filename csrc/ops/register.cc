@@ -10,6 +10,7 @@
 
 #include "ops/data_dependent_kernels.h"
 #include "ops/elementwise.h"
+#include "ops/embedding_bag_kernels.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
@@ -132,6 +133,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_add.out", TORCH_FN(index_add_out));
   m.impl("embedding", TORCH_FN(embedding));
   m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
+  m.impl("_embedding_bag", TORCH_FN(embedding_bag_forward));
+  m.impl("_embedding_bag_forward_only", TORCH_FN(embedding_bag_forward));
+  m.impl("_embedding_bag_backward", TORCH_FN(embedding_bag_backward));
+  m.impl("_embedding_bag_dense_backward", TORCH_FN(embedding_bag_dense_backward));
+  m.impl("_embedding_bag_per_sample_weights_backward",
+         TORCH_FN(embedding_bag_per_sample_weights_backward));
   m.impl("index.Tensor", TORCH_FN(index));
   m.impl("index.Tensor_out", TORCH_FN(index_out));
   m.impl("_index_put_impl_", TORCH_FN(index_put_impl_));
