@@ -39,6 +39,11 @@ at::Tensor& set_storage(at::Tensor& self, at::Storage source, int64_t storage_of
 at::Tensor& set_source_storage(at::Tensor& self, at::Storage source);
 at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source);
 at::Tensor& set_empty(at::Tensor& self);
+// Whether `from`'s storage may replace self's in place (`param.data = t`):
+// true between dense tensors of CPU, CUDA-like devices and tpu, as c10
+// answers between CPU and CUDA. Module._apply asks it, so `model.to("tpu")`
+// keeps each Parameter object, and with it every tied weight.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from);
 
 // selection_ops.cc
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim);

@@ -31,6 +31,12 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&missing_op>());
 }
 
+// Answered above autograd, where the composite kernel would otherwise give
+// c10's answer (false between CPU and tpu).
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Creation and fills.
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));

@@ -64,4 +64,17 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_storage(self, std::move(storage), 0, {0}, {1});
 }
 
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set())) return true;
+  // c10's own answer lists the dense in-tree backends only.
+  auto dense = [](const at::Tensor& t) {
+    const c10::DispatchKeySet backends({c10::BackendComponent::CPUBit,
+                                        c10::BackendComponent::CUDABit,
+                                        c10::BackendComponent::PrivateUse1Bit});
+    const c10::DispatchKeySet ks = t.key_set();
+    return ks.has_any(c10::DispatchKeySet(c10::DispatchKey::Dense)) && ks.has_any(backends);
+  };
+  return dense(self) && dense(from);
+}
+
 }  // namespace torch_tpu::ops
