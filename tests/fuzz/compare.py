@@ -113,10 +113,12 @@ def _first(mask):
     return tuple(idx[0].tolist()) if idx.shape[0] else None
 
 
-def compare_values(a, e, tol, scale, zsign):
-    """Mismatch kind and detail for tpu tensor a vs cpu tensor e (both CPU now)."""
+def compare_values(a, e, tol, scale, zsign, tol_dtype=None):
+    """Mismatch kind and detail for tpu tensor a vs cpu tensor e (both CPU now);
+    tol_dtype, when given, is the dtype whose tolerance applies (a result
+    computed in bfloat16 and written to a float32 out= has bfloat16's)."""
     if e.dtype.is_floating_point or e.dtype.is_complex:
-        rtol, atol = tolerance(e.dtype, tol, scale)
+        rtol, atol = tolerance(tol_dtype or e.dtype, tol, scale)
         ad, ed = a.double(), e.double()
         both_nan = ad.isnan() & ed.isnan()
         same_inf = (ad == ed) & ed.isinf()
@@ -153,8 +155,9 @@ def _strides_differ(a, e):
     return any(sa != se for sa, se, n in zip(a.stride(), e.stride(), e.shape) if n > 1)
 
 
-def compare_envs(cpu_env, tpu_env, step=None, scale=1.0, check_device=True):
-    """Mismatches between the variables of a CPU and a tpu environment."""
+def compare_envs(cpu_env, tpu_env, step=None, scale=1.0, check_device=True, tol_dtypes=None):
+    """Mismatches between the variables of a CPU and a tpu environment;
+    tol_dtypes: {variable: dtype whose tolerance applies} (compare_values)."""
     from .program import variables
 
     cv, tv = _flatten(variables(cpu_env)), _flatten(variables(tpu_env))
@@ -196,7 +199,7 @@ def compare_envs(cpu_env, tpu_env, step=None, scale=1.0, check_device=True):
             if m:
                 out.append(Mismatch("tie", name, m))
             continue
-        r = compare_values(ac, e.detach(), tol, scale, zsign)
+        r = compare_values(ac, e.detach(), tol, scale, zsign, (tol_dtypes or {}).get(name))
         if r:
             out.append(Mismatch(r[0], name, r[1]))
             continue

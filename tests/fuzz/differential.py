@@ -66,7 +66,7 @@ def worker(args):
                            "detail": traceback.format_exc()[-1500:]})
             continue
         rec = {"event": "result", "i": i, "status": out.status, "steps": len(prog.steps),
-               "seconds": round(time.time() - t0, 3)}
+               "seconds": round(time.time() - t0, 3), "judged": out.judged}
         if out.status != "pass":
             m = out.mismatches[0]
             rec.update(kind=m.kind, op=out.op, form=out.form, step=out.step, var=m.var,
@@ -108,6 +108,9 @@ def _classify_failure(f, args):
 
 def summarize(results, failures, n):
     status = collections.Counter(r["status"] for r in results.values())
+    # steps the plain CPU disagreed with and another reference (run.py) accepted
+    judged = collections.Counter((ref, op) for r in results.values()
+                                 for _, op, ref in r.get("judged", ()))
     classes = collections.OrderedDict()
     for i in sorted(results):
         r = results[i]
@@ -123,6 +126,8 @@ def summarize(results, failures, n):
         if c["repro"] is None and r.get("repro"):
             c["repro"] = r["repro"]
     return {"programs": n, "completed": len(results), "status": dict(status),
+            "judged": [{"reference": ref, "op": op, "steps": c}
+                       for (ref, op), c in sorted(judged.items())],
             "crashes": [f for f in failures if f["kind"] != "hang"],
             "hangs": [f for f in failures if f["kind"] == "hang"],
             "classes": [{"key": list(k), **v} for k, v in classes.items()]}
@@ -135,6 +140,9 @@ def unknown_classes(summary):
 def format_summary(s, show_repro=True):
     lines = [f"differential fuzzer: {s['completed']}/{s['programs']} programs ran: {s['status']}; "
              f"{len(s['crashes'])} crashes, {len(s['hangs'])} hangs"]
+    if s.get("judged"):
+        lines.append("  steps judged by another reference than the plain CPU (run.py): " +
+                     ", ".join(f"{j['op']} {j['reference']} x{j['steps']}" for j in s["judged"]))
     for c in s["classes"]:
         lines.append(f"  {c['count']:5d}  {' | '.join(str(x) for x in c['key'])}   (first: program "
                      f"{c['first']}: {c['detail'][:160]})")

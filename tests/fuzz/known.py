@@ -79,34 +79,6 @@ KNOWN = [
           ("tpu_error", "value"), ("inplace_expanded",),
           lambda r: bool(re.search(r"index_put_",
                                    r.get("case", "") + r.get("code", "")))),
-    # ---- found by the 10,000-program run (seed 1) after the fixes of 2026-12-03 ----------------
-    Known("cpu_loop_dependent", "half/bfloat16 results where CPU's vectorized and scalar loops "
-          "round differently (add/sub with alpha, log_softmax/logsumexp rounding the sum to the "
-          "narrow type, where tpu computes in float and rounds once)",
-          ("value",), ("add", "sub", "log_softmax", "logsumexp"),
-          _dtypes(lambda d: bool(d & {"bfloat16", "float16"}))),
-    Known("subnormal_intermediate", "a product whose partial result is subnormal: the XLA CPU "
-          "plugin flushes it to 0 (0 * inf is NaN), CPU keeps it", ("value",),
-          ("prod", "cumprod", "addcdiv"), None),
-    Known("near_float_max", "fmod of operands near the float max (CPU: NaN from its "
-          "division-based formula, tpu: the exact remainder)", ("value",), ("fmod",), None),
-    Known("nan_sign_bit", "the sign bit of a NaN produced by an op (CPU's log2(-2) is -NaN, "
-          "the plugin's +NaN) reaches copysign/signbit", ("value",), ("copysign", "signbit"),
-          None),
-    Known("uint8_out_all_any", "all/any with a uint8 out= cast the input to uint8 first on CPU "
-          "(0.6 becomes 0); tpu tests the input's truth", ("value",), ("all", "any"),
-          lambda r: r.get("form") == "out"),
-    Known("composite_layout", "logsigmoid (a composite, not a TensorIterator op) returns a "
-          "contiguous result for a permuted input where CPU keeps the input's layout",
-          ("stride",), ("logsigmoid",), _info("noncontig")),
-    Known("check_order", "an in-place bitwise op on an expanded float tensor: CPU refuses the "
-          "overlap first, tpu the dtype (both raise)", ("exc_class",),
-          ("bitwise_or", "bitwise_and", "bitwise_xor"), lambda r: r.get("form") == "inplace"),
-    Known("layer_norm_overflow", "layer_norm of values near the float max gives 0 where the CPU "
-          "gives NaN (CPU's variance overflows, depending on its vector lanes), and of one-element "
-          "bf16/f16 rows (CPU's rounded mean leaves a residue times the weight)", ("value",),
-          ("layer_norm",), lambda r: bool(r.get("info", {}).get("huge_float")) or bool(
-              set(r.get("info", {}).get("dtypes", [])) & {"bfloat16", "float16"})),
 ]
 
 

@@ -14,6 +14,8 @@ from .run import run_program
 from .shrink import shrink
 from .values import Input, Opts
 
+inf = float("inf")
+
 WORKER = textwrap.dedent("""
     import argparse, os, sys, time
     sys.path.insert(0, {path!r})
@@ -86,6 +88,27 @@ def test_run_program_names_the_failing_step():
     out = run_program(_deliberate_bug_program())
     assert out.status == "fail" and out.step == 1 and out.op == "add"
     assert out.kind == "value"
+
+
+def test_a_step_the_cpu_rounds_twice_is_judged_by_float64():
+    # CPU's half logsumexp rounds the sum to half before the log (0.00487);
+    # tpu rounds once (0.00528, as float64 rounded to half)
+    x = Input("x0", torch.float16, (2,), [0.0, -5.2421875])
+    out = run_program(Program([x], [Step("logsumexp", "func", "v1 = torch.logsumexp(x0, 0)",
+                                         ["x0"])], "twice"))
+    assert out.status == "pass" and out.judged == [(0, "logsumexp", "float64")]
+
+
+def test_a_subnormal_intermediate_is_judged_by_the_flushing_cpu():
+    # 0.6 * -1.17e-38 is subnormal: flushed on tpu (and -0 * -inf is NaN)
+    x = Input("x0", torch.float32, (3,), [0.6, -1.1754943508222875e-38, -inf])
+    out = run_program(Program([x], [Step("prod", "func", "v1 = torch.prod(x0)", ["x0"])], "ftz"))
+    assert out.status == "pass" and out.judged == [(0, "prod", "flush_denormal")]
+
+
+def test_other_references_do_not_excuse_a_real_bug():
+    out = run_program(_deliberate_bug_program())
+    assert out.status == "fail" and out.judged == []
 
 
 def test_shrink_reduces_to_the_failing_step():
