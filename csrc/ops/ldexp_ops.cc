@@ -16,6 +16,7 @@
 #include "hlo/int_constants.h"
 #include "ops/broadcast.h"
 #include "ops/ldexp_kernels.h"
+#include "ops/result_layout.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -57,7 +58,8 @@ at::Tensor& ldexp_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
   TORCH_CHECK(at::canCast(result, out.scalar_type()), "result type ", result,
               " can't be cast to the desired output type ", out.scalar_type());
   const std::vector<int64_t> shape = at::infer_size(self.sizes(), other.sizes());
-  at::native::resize_output(out, shape);
+  // laid out as CPU's self * 2**other is (a transposed self, a transposed result)
+  resize_out(out, shape, {&self, &other});
   if (out.numel() == 0) return out;
   // float64 results scale in three steps of at most 2**700 each (so no
   // factor overflows); narrower ones need one (their range is far smaller).
