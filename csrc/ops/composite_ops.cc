@@ -89,6 +89,26 @@ at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims) {
   return at::sum(self.ne(0), dims, false, at::kLong);
 }
 
+at::Tensor& norm_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                     at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  return at::linalg_vector_norm_out(out, self, p.value_or(2.0), dim, keepdim, std::nullopt);
+}
+
+at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                           at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
+                           at::Tensor& out) {
+  return at::linalg_vector_norm_out(out, self, p.value_or(2.0), dim, keepdim, dtype);
+}
+
+at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out) {
+  return at::linalg_vector_norm_out(out, self, p, std::nullopt, false, std::nullopt);
+}
+
+at::Tensor& norm_scalar_opt_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                                      at::ScalarType dtype, at::Tensor& out) {
+  return at::linalg_vector_norm_out(out, self, p.value_or(2.0), std::nullopt, false, dtype);
+}
+
 at::Tensor trace(const at::Tensor& self) {
   // CPU's kernel takes every type but bool, and sums integers into int64.
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool,

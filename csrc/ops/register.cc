@@ -9,12 +9,15 @@
 #include <torch/library.h>
 
 #include "ops/data_dependent_kernels.h"
+#include "ops/distance_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/embedding_bag_kernels.h"
+#include "ops/histogram_kernels.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
 #include "ops/ldexp_kernels.h"
+#include "ops/membership_kernels.h"
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
 #include "ops/order_stat_kernels.h"
@@ -24,6 +27,7 @@
 #include "ops/sequence_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
+#include "ops/weight_norm_kernels.h"
 
 namespace torch_tpu::ops {
 
@@ -238,6 +242,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // (CPU's mode.values accepts only CPU, CUDA and XPU tensors.)
   m.impl("mode.values", TORCH_FN(mode_out));
   // Searching sorted boundaries.
+  m.impl("isin.Tensor_Tensor", TORCH_FN(isin));
+  m.impl("isin.Tensor_Tensor_out", TORCH_FN(isin_out));
+  m.impl("isin.Tensor_Scalar", TORCH_FN(isin_tensor_scalar));
+  m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_tensor_scalar_out));
+  m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
+  m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
+  m.impl("norm.out", TORCH_FN(norm_out));
+  m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
+  m.impl("norm.Scalar_out", TORCH_FN(norm_scalar_out));
+  m.impl("norm.ScalarOpt_dtype_out", TORCH_FN(norm_scalar_opt_dtype_out));
+  m.impl("histc", TORCH_FN(histc));
+  m.impl("histc.out", TORCH_FN(histc_out));
+  m.impl("_cdist_forward", TORCH_FN(cdist_forward));
+  m.impl("_cdist_backward", TORCH_FN(cdist_backward));
+  m.impl("_weight_norm_interface", TORCH_FN(weight_norm_interface));
+  m.impl("_weight_norm_interface_backward", TORCH_FN(weight_norm_interface_backward));
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted));
   m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
   m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));

@@ -35,6 +35,16 @@ at::Tensor& triu_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out);
 
 // composite_ops.cc
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dims);
+// torch.norm's out= forms (norm_except_dim, pairwise_distance reach them),
+// all linalg.vector_norm.
+at::Tensor& norm_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                     at::IntArrayRef dim, bool keepdim, at::Tensor& out);
+at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                           at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
+                           at::Tensor& out);
+at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out);
+at::Tensor& norm_scalar_opt_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
+                                      at::ScalarType dtype, at::Tensor& out);
 at::Tensor trace(const at::Tensor& self);
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
