@@ -18,8 +18,11 @@ if command -v apt-get >/dev/null 2>&1; then
 fi
 
 # torch==2.13.0 (the CPU build on disk), the PJRT CPU plugin and header, the
-# second (newer) CPU plugin for compatibility tests, and the build tools.
+# second (newer) CPU plugin for compatibility tests, the build tools, and the
+# Hugging Face libraries the model tests use (pinned in the same command as
+# torch, so the resolver keeps torch as it is).
 python3 -m pip install -q "torch==2.13.0" "xla-cpu-pjrt==0.0.1" "lammps-jax-pjrt-cpu==0.11.2" \
-  pytest numpy pybind11 cmake ninja setuptools wheel
+  pytest numpy pybind11 cmake ninja setuptools wheel \
+  "transformers==5.24.0" "accelerate==1.16.0" safetensors
 # Build against the installed torch: no build isolation, no dependency resolution.
 python3 -m pip install -q --no-build-isolation --no-deps -e .
