@@ -59,3 +59,24 @@ def test_from_pretrained_device_map_places_the_model_on_tpu(tmp_path, device_map
         m = AutoModelForCausalLM.from_pretrained(tmp_path, device_map=device_map)
     assert {p.device.type for p in m.parameters()} == {DEV}
     assert tied(m)
+
+
+def test_beam_search_and_static_cache_match_cpu():
+    cpu = tiny_llama()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    # (the static cache's default compiles with the Dynamo backend "tpu",
+    # which torch.compile support will bring; here it runs eagerly)
+    for kw in (dict(num_beams=3), dict(cache_implementation="static", disable_compile=True)):
+        want = cpu.generate(IDS, max_new_tokens=4, do_sample=False, **kw)
+        got = tpu.generate(IDS.to(DEV), max_new_tokens=4, do_sample=False, **kw)
+        assert torch.equal(got.cpu(), want), kw
+
+
+def test_sampling_repeats_for_the_same_seed():
+    tpu = tiny_llama().to(DEV)
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(5)
+        runs.append(tpu.generate(IDS.to(DEV), max_new_tokens=4, do_sample=True, top_k=20).cpu())
+    assert torch.equal(runs[0], runs[1])
+    assert runs[0].shape == (2, 10)
