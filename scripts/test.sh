@@ -74,7 +74,8 @@ asan_job() {
   # allocator_may_return_null: the out-of-memory tests ask for absurd sizes.
   local subset=(tests/test_tensor_basics.py tests/test_device.py
                 tests/test_views_differential.py tests/test_threads_events.py
-                tests/test_bad_input.py
+                tests/test_bad_input.py tests/test_embedding_bag.py
+                tests/test_module_apply.py tests/test_fuzz_regressions.py tests/test_hf_ops.py
                 # a slice of the op tests: one of each kernel family
                 tests/test_nn_ops.py::test_conv2d_padding_valid
                 tests/test_nn_ops.py::test_layer_norm_module
