@@ -52,7 +52,7 @@ HISTC = {
     "bfloat16_counts": lambda d: torch.histc(t(NORMAL.bfloat16(), d), bins=5, min=-2, max=2),
     "out": lambda d: torch.histc(t(NORMAL, d), bins=3, out=torch.empty(0, device=d)),
     "infinite_range": lambda d: torch.histc(t([2.0, inf], d), bins=4),
-    "long_refused": lambda d: torch.histc(t([2, 3], d), bins=4),
+    "bool_refused": lambda d: torch.histc(t([True, False], d), bins=4),
     "no_bins": lambda d: torch.histc(t([2.0, 3], d), bins=0),
     "min_above_max": lambda d: torch.histc(t([2.0, 3], d), bins=3, min=3, max=1),
     "out_dtype": lambda d: torch.histc(t([2.0, 3], d), bins=3,
@@ -68,6 +68,18 @@ def test_isin(case):
 @pytest.mark.parametrize("case", sorted(HISTC))
 def test_histc(case):
     same(HISTC[case], message=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8], ids=str)
+def test_histc_counts_integers_like_cuda(dtype):
+    # CPU refuses integers; CUDA counts them, and Transformers' MoE routing
+    # relies on that off the CPU (expert ids, min=0, max=experts-1)
+    ids = torch.randint(0, 8, (50,), generator=torch.Generator().manual_seed(6))
+    got = torch.histc(ids.to(dtype).to("tpu"), bins=8, min=0, max=7).cpu()
+    assert got.dtype == dtype
+    assert torch.equal(got, torch.histc(ids.float(), bins=8, min=0, max=7).to(dtype))
+    wide = torch.histc(ids.to(dtype).to("tpu"), bins=3).cpu()  # the data's own range
+    assert torch.equal(wide, torch.histc(ids.float(), bins=3).to(dtype))
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, 0.5, inf])

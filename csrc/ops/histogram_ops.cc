@@ -10,6 +10,7 @@
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/histogram_kernels.h"
@@ -18,9 +19,15 @@ namespace torch_tpu::ops {
 
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min,
                       const at::Scalar& max, at::Tensor& out) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
-                              "\"histogram_cpu\" not implemented for '",
-                              c10::toString(self.scalar_type()), "'");
+  // Integers are counted as CUDA counts them (CPU refuses them, but
+  // Transformers' mixture-of-experts routing passes integer expert ids to
+  // histc on every device but the CPU, as CUDA requires).
+  const at::ScalarType type = self.scalar_type();
+  const bool integral = at::isIntegralType(type, /*includeBool=*/false);
+  // (CPU's bool refusal comes from the linspace of its bin edges)
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(type) || integral, "\"",
+                              type == at::kBool ? "linspace_cpu" : "histogram_cpu",
+                              "\" not implemented for '", c10::toString(type), "'");
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(),
               "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
@@ -41,12 +48,24 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi,
               "] is not finite");
   at::native::resize_output(out, {bins});
-  // counted in float for half and bfloat16 (as CPU counts: 300 stays 300)
-  at::Tensor counts = at::zeros({bins}, self.options().dtype(at::toOpMathType(self.scalar_type())));
+  // counted in float for half and bfloat16 (as CPU counts: 300 stays 300),
+  // in int64 for integers
+  at::Tensor counts =
+      at::zeros({bins}, self.options().dtype(integral ? at::kLong : at::toOpMathType(type)));
   if (self.numel() > 0) {
-    const at::Tensor x = self.reshape({-1});
+    at::Tensor x = self.reshape({-1});
+    at::Tensor bin;
+    if (integral) {
+      // in integer arithmetic, as CUDA's kernel computes an integer's bin
+      const auto first = static_cast<int64_t>(lo), last = static_cast<int64_t>(hi);
+      x = x.to(at::kLong);
+      bin = ((x - first) * bins).div(std::max<int64_t>(last - first, 1), "floor");
+      lo = static_cast<double>(first);
+      hi = static_cast<double>(last);
+    } else {
+      bin = ((x - lo) * static_cast<double>(bins) / (hi - lo)).to(at::kLong);
+    }
     const at::Tensor inside = x.ge(lo).logical_and(x.le(hi));
-    at::Tensor bin = ((x - lo) * static_cast<double>(bins) / (hi - lo)).to(at::kLong);
     bin = bin.clamp(0, bins - 1);  // x == max falls in the last bin
     counts.index_add_(0, bin, inside.to(counts.scalar_type()));
   }
