@@ -33,6 +33,7 @@ NOT_YET = {"aten::isin.Tensor_Tensor_out"}
 
 @pytest.mark.parametrize("name", zoo.CI_SUBSET)
 def test_ci_subset(name):
+    pytest.importorskip("transformers")
     row = zoo.run_model(name, timeout=240)
     spec = zoo.BY_NAME[name]
     phases = row["phases"]
@@ -137,3 +138,16 @@ def test_report_and_rates():
     text = zoo.format_report(rows, summary)
     assert "c fwd_bwd: crash: killed by SIGSEGV" in text
     assert "1/2 (50%)" in text
+
+
+def test_broken_ties():
+    import copy
+
+    import torch.nn as nn
+
+    tied = nn.Sequential(nn.Embedding(4, 3), nn.Linear(3, 4, bias=False))
+    tied[1].weight = tied[0].weight
+    assert zoo.broken_ties(tied, copy.deepcopy(tied)) == []
+    split = copy.deepcopy(tied)
+    split[1].weight = nn.Parameter(split[0].weight.detach().clone())
+    assert zoo.broken_ties(tied, split) == [["0.weight", "1.weight"]]

@@ -448,28 +448,29 @@ def scalar_loss(out):
 
 
 def compare(cpu, tpu):
-    """None when `tpu` matches `cpu`, else (reason, max_abs, max_rel).
-    `ratio` (the error over the allowed error, worst element) ranks tensors:
-    above 1 fails."""
-    tpu = tpu.detach().cpu()
-    cpu = cpu.detach()
+    """{ratio, max_abs, max_rel} of `tpu` against `cpu` (or {ratio, why} when
+    they cannot be compared elementwise). `ratio` is the worst element's
+    error over its allowed error (atol + rtol * |cpu|): above 1 fails, and it
+    ranks tensors. NaN matches NaN, an infinity the same infinity."""
+    tpu, cpu = tpu.detach().cpu(), cpu.detach()
     if tpu.shape != cpu.shape or tpu.dtype != cpu.dtype:
         return {"ratio": float("inf"), "why": f"cpu {cpu.dtype}{list(cpu.shape)} vs "
                                               f"tpu {tpu.dtype}{list(tpu.shape)}"}
     if not cpu.is_floating_point():
         differ = int((cpu != tpu).sum())
         return {"ratio": float("inf") if differ else 0.0, "why": f"{differ} elements differ"}
+    if cpu.numel() == 0:
+        return {"ratio": 0.0, "max_abs": 0.0, "max_rel": 0.0}
     a, b = tpu.double(), cpu.double()
-    both_nan = a.isnan() & b.isnan()
-    diff = (a - b).abs().masked_fill(both_nan, 0)
-    same_inf = (a == b)  # equal infinities give inf - inf = nan above
-    diff = diff.masked_fill(same_inf, 0).nan_to_num(nan=float("inf"))
-    allowed = ATOL + RTOL * b.abs().nan_to_num(nan=0.0, posinf=0.0)
-    ratio = (diff / allowed).max().item() if diff.numel() else 0.0
-    max_abs = diff.max().item() if diff.numel() else 0.0
-    rel = diff / b.abs().clamp_min(1e-30)
-    max_rel = rel.max().item() if diff.numel() else 0.0
-    return {"ratio": ratio, "max_abs": max_abs, "max_rel": max_rel}
+    same = (a == b) | (a.isnan() & b.isnan())
+    diff = (a - b).abs()
+    diff = torch.where(same, 0.0, torch.where(diff.isnan(), float("inf"), diff))
+    allowed = ATOL + RTOL * torch.where(b.isfinite(), b.abs(), 0.0)
+    inf = float("inf")
+    # Relative to |cpu|, floored at atol so that values near 0 do not dominate.
+    rel = torch.where(same, 0.0, diff / b.abs().clamp_min(ATOL)).nan_to_num(nan=inf, posinf=inf)
+    return {"ratio": (diff / allowed).max().item(), "max_abs": diff.max().item(),
+            "max_rel": rel.max().item()}
 
 
 def grads(model):
@@ -479,7 +480,7 @@ def grads(model):
             if p.requires_grad}
 
 
-def where(exc):
+def raised_at(exc):
     """file:line of the innermost frame outside torch, to say which model code
     raised."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -494,21 +495,25 @@ def first_line(exc):
     return lines[0][:300] if lines else ""
 
 
+def describe(exc):
+    loc = raised_at(exc)
+    return f"{type(exc).__name__}: {first_line(exc)}" + (f" (at {loc})" if loc else "")
+
+
+def short_traceback(exc):
+    return "".join(traceback.format_exception(exc))[-3000:]
+
+
 def classify_exception(exc):
     """A tpu-side exception as {status, op?, detail}."""
-    text = str(exc)
-    m = MISSING_OP.search(text)
+    m = MISSING_OP.search(str(exc))
     if isinstance(exc, NotImplementedError) and m:
         return {"status": "missing_op", "op": m.group(1), "detail": m.group(1)}
-    loc = where(exc)
-    return {"status": "error",
-            "detail": f"{type(exc).__name__}: {first_line(exc)}" + (f" (at {loc})" if loc else "")}
+    return {"status": "error", "detail": describe(exc), "traceback": short_traceback(exc)}
 
 
 def cpu_failure(exc):
-    loc = where(exc)
-    detail = f"{type(exc).__name__}: {first_line(exc)}" + (f" (at {loc})" if loc else "")
-    return {"status": "cpu_error", "detail": detail}
+    return {"status": "cpu_error", "detail": describe(exc), "traceback": short_traceback(exc)}
 
 
 def forward_backward(model, inputs):
@@ -554,7 +559,13 @@ def fwd_bwd_phase(spec, attn):
         else:
             checks.append((name, compare(a, b)))
     result = {**info, **summarize_checks(checks)}
+    broken = broken_ties(cpu_model, tpu_model)
+    if broken:
+        result["broken_ties"] = broken
     if result["status"] == "mismatch":
+        if broken:
+            result["detail"] += ("; tied weights came apart on .to('tpu'): "
+                                 + ", ".join(" = ".join(g) for g in broken))
         result["float64"] = float64_errors(spec, attn, inputs, cpu_vals, tpu_vals,
                                            result["failing"])
         worst = result["float64"].get(result["worst"]["tensor"])
@@ -567,6 +578,18 @@ def fwd_bwd_phase(spec, attn):
         errs = [result["float64"].get(n) for n in result["failing"]]
         result["rounding"] = all(e and e["tpu"] <= 2 * e["cpu"] for e in errs)
     return result
+
+
+def broken_ties(cpu_model, tpu_model):
+    """Groups of parameter names that share one parameter on the CPU but not
+    on tpu: the model ties them (embeddings and LM head), the move split them,
+    and their gradients no longer add up."""
+    groups = collections.defaultdict(list)
+    for name, p in cpu_model.named_parameters(remove_duplicate=False):
+        groups[id(p)].append(name)
+    tpu_params = dict(tpu_model.named_parameters(remove_duplicate=False))
+    return [names for names in groups.values()
+            if len(names) > 1 and len({id(tpu_params.get(n)) for n in names}) > 1]
 
 
 def float64_errors(spec, attn, inputs, cpu_vals, tpu_vals, names):
@@ -661,13 +684,18 @@ def planned_phases(spec, attn_modes):
     return phases
 
 
-def run_phase(spec, phase, state):
+def default_is_eager(spec):
+    _, cfg = build_model(spec, None)
+    return getattr(cfg, "_attn_implementation", None) == "eager"
+
+
+def run_phase(spec, phase):
     if phase == "fwd_bwd":
-        result = fwd_bwd_phase(spec, None)
-        state["default_attn"] = result.get("attn")
-        return result
+        return fwd_bwd_phase(spec, None)
     if phase == "fwd_bwd_eager":
-        if state.get("default_attn") == "eager" or (spec.build is not None):
+        if spec.build is not None:
+            return {"status": "n/a", "detail": "not a Transformers model"}
+        if default_is_eager(spec):
             return {"status": "n/a", "detail": "the default attention is eager"}
         return fwd_bwd_phase(spec, "eager")
     if phase == "generate":
@@ -694,16 +722,15 @@ def child_main(args):
     warnings.filterwarnings("ignore")
     report = Reporter(args.result)
     spec = load_spec(args.child, args.hook)
-    state = {}
     for phase in args.phases.split(","):
         report(event="begin", phase=phase)
         start = time.perf_counter()
         before = torch_tpu.debug.fallback_ops()
         try:
-            result = run_phase(spec, phase, state)
+            result = run_phase(spec, phase)
         except Exception as exc:  # noqa: BLE001 - a bug of this tool, reported as such
-            result = {"status": "error", "detail": f"model_zoo: {type(exc).__name__}: "
-                                                   f"{first_line(exc)} (at {where(exc)})"}
+            result = {"status": "error", "detail": f"model_zoo: {describe(exc)}",
+                      "traceback": short_traceback(exc)}
         after = torch_tpu.debug.fallback_ops()
         result = with_fallbacks(result, sorted(op for op in after
                                                if after[op] > before.get(op, 0)))
@@ -826,22 +853,25 @@ def run_model(name, timeout=DEFAULT_TIMEOUT, attn_modes=("default", "eager"), ho
 
 
 def summarize(rows):
-    def rate(phase, rows_):
-        counted = [r["phases"][phase]["status"] for r in rows_ if phase in r["phases"]
-                   and r["phases"][phase]["status"] not in ("cpu_error", "skipped", "n/a")]
+    """Pass rates per phase (cpu_error, skipped and n/a left out), status
+    counts, and how many phases stopped on each missing operator."""
+    def rate(phase):
+        counted = [r["phases"][phase]["status"] for r in rows if phase in r["phases"]]
+        counted = [s for s in counted if s not in ("cpu_error", "skipped", "n/a")]
         return {"pass": counted.count("pass"), "of": len(counted)}
 
+    phases = [p for r in rows for p in r["phases"].values()]
     missing = collections.Counter()
-    for r in rows:
-        for p in r["phases"].values():
-            if p["status"] == "missing_op":
-                missing.update(p.get("ops") or [p["op"]])
-    statuses = collections.Counter(p["status"] for r in rows for p in r["phases"].values())
-    rounding = sum(p.get("rounding", False) for r in rows for p in r["phases"].values())
-    return {"fwd_bwd": rate("fwd_bwd", rows), "fwd_bwd_eager": rate("fwd_bwd_eager", rows),
-            "generate": rate("generate", rows),
-            "missing_ops": dict(missing.most_common()), "statuses": dict(statuses),
-            "rounding_mismatches": rounding, "models": len(rows)}
+    for p in phases:
+        if p["status"] == "missing_op":
+            missing.update(p.get("ops") or [p["op"]])
+    return {"fwd_bwd": rate("fwd_bwd"), "fwd_bwd_eager": rate("fwd_bwd_eager"),
+            "generate": rate("generate"), "missing_ops": dict(missing.most_common()),
+            "statuses": dict(collections.Counter(p["status"] for p in phases)),
+            "rounding_mismatches": sum(p.get("rounding", False) for p in phases),
+            "tie_mismatches": sum(p["status"] == "mismatch" and bool(p.get("broken_ties"))
+                                  for p in phases),
+            "models": len(rows)}
 
 
 PHASE_COLUMNS = [("fwd_bwd", "fwd+bwd"), ("fwd_bwd_eager", "eager"), ("generate", "generate")]
@@ -871,6 +901,9 @@ def format_report(rows, summary):
               f"fwd+bwd pass rate (eager attention):   {pct(summary['fwd_bwd_eager'])}",
               f"generate pass rate (decoders):         {pct(summary['generate'])}",
               "(cpu_error, skipped and n/a are left out of the rates)"]
+    if summary["tie_mismatches"]:
+        lines.append(f"mismatches with tied weights split by .to('tpu'): "
+                     f"{summary['tie_mismatches']} of {summary['statuses'].get('mismatch', 0)}")
     if summary["rounding_mismatches"]:
         lines.append(f"mismatch* ({summary['rounding_mismatches']}): tpu is as close to a float64 "
                      "run as the CPU is; the two differ by float32 rounding")
