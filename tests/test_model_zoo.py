@@ -151,3 +151,17 @@ def test_broken_ties():
     split = copy.deepcopy(tied)
     split[1].weight = nn.Parameter(split[0].weight.detach().clone())
     assert zoo.broken_ties(tied, split) == [["0.weight", "1.weight"]]
+
+
+def test_token_difference_names_the_first_differing_token():
+    import types
+
+    import torch
+
+    cpu = torch.tensor([[5, 6, 7, 8], [5, 6, 9, 9]])
+    scores = [torch.tensor([[0.0, 3.0], [0.0, 2.0]]), torch.tensor([[1.0, 0.5], [4.0, 1.0]])]
+    out = types.SimpleNamespace(sequences=cpu, scores=scores)  # 2 prompt tokens, 2 new
+    tpu = cpu.clone()
+    tpu[1, 3] = 4
+    assert zoo.token_difference(out, tpu) == (
+        "row 1 new token 1: cpu 9 tpu 4 (cpu top-2 logit margin 3)")

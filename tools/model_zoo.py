@@ -29,7 +29,6 @@ default is not already eager) and `generate` (decoders). Statuses:
     timeout     the child ran past --timeout and was killed
     not_run     an earlier phase's crash or timeout left no time for it
     n/a         the phase does not apply (the default attention is eager)
-    skipped     a package the model needs is not installed
 """
 
 import argparse
@@ -161,7 +160,6 @@ class Spec:
     head: str = "AutoModel"   # transformers Auto class
     model_type: str = ""      # defaults to name
     generate: bool = False    # run greedy generate (decoders)
-    requires: tuple = ()      # importable packages the model needs beyond torch
     build: Optional[Callable] = None  # () -> (model, config); replaces the HF build (tests)
 
     def __post_init__(self):
@@ -807,11 +805,6 @@ def run_model(name, timeout=DEFAULT_TIMEOUT, attn_modes=("default", "eager"), ho
     row = {"name": spec.name, "model_type": spec.model_type, "family": spec.family,
            "head": spec.head, "phases": {}}
     todo = planned_phases(spec, attn_modes)
-    missing = [m for m in spec.requires if importlib.util.find_spec(m) is None]
-    if missing:
-        for phase in todo:
-            row["phases"][phase] = {"status": "skipped", "detail": f"needs {', '.join(missing)}"}
-        return row
     start = time.monotonic()
     while todo:
         left = timeout - (time.monotonic() - start)
@@ -853,11 +846,11 @@ def run_model(name, timeout=DEFAULT_TIMEOUT, attn_modes=("default", "eager"), ho
 
 
 def summarize(rows):
-    """Pass rates per phase (cpu_error, skipped and n/a left out), status
+    """Pass rates per phase (cpu_error and n/a left out), status
     counts, and how many phases stopped on each missing operator."""
     def rate(phase):
         counted = [r["phases"][phase]["status"] for r in rows if phase in r["phases"]]
-        counted = [s for s in counted if s not in ("cpu_error", "skipped", "n/a")]
+        counted = [s for s in counted if s not in ("cpu_error", "n/a")]
         return {"pass": counted.count("pass"), "of": len(counted)}
 
     phases = [p for r in rows for p in r["phases"].values()]
@@ -900,7 +893,7 @@ def format_report(rows, summary):
     lines += ["", f"fwd+bwd pass rate (default attention): {pct(summary['fwd_bwd'])}",
               f"fwd+bwd pass rate (eager attention):   {pct(summary['fwd_bwd_eager'])}",
               f"generate pass rate (decoders):         {pct(summary['generate'])}",
-              "(cpu_error, skipped and n/a are left out of the rates)"]
+              "(cpu_error and n/a are left out of the rates)"]
     if summary["tie_mismatches"]:
         lines.append(f"mismatches with tied weights split by .to('tpu'): "
                      f"{summary['tie_mismatches']} of {summary['statuses'].get('mismatch', 0)}")
