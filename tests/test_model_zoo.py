@@ -26,14 +26,8 @@ def _load(name, path):
 zoo = _load("tools_model_zoo", os.path.join(HERE, os.pardir, "tools", "model_zoo.py"))
 fakes = _load("model_zoo_fakes", FAKES)
 
-# Operators the lead is adding: a generate that stops on one of them is an
-# expected failure until it lands (then the test passes and must keep passing).
-NOT_YET = {"aten::isin.Tensor_Tensor_out"}
-
-
 @pytest.mark.parametrize("name", zoo.CI_SUBSET)
 def test_ci_subset(name):
-    pytest.importorskip("transformers")
     row = zoo.run_model(name, timeout=240)
     spec = zoo.BY_NAME[name]
     phases = row["phases"]
@@ -44,8 +38,6 @@ def test_ci_subset(name):
     assert phases["fwd_bwd"]["compared"] > 2  # outputs and gradients were compared
     if spec.generate:
         gen = phases["generate"]
-        if gen["status"] == "missing_op" and gen["op"] in NOT_YET:
-            pytest.xfail(f"generate needs {gen['op']}")
         assert gen["status"] == "pass", gen
 
 
