@@ -1,6 +1,7 @@
 """Ops Hugging Face models reach that tpu lacked (isin for generate, histc
 for mixture-of-experts routing, cdist for DETR's matcher, weight norm for
-wav2vec2/HuBERT/WavLM, torch.norm's out= forms), each against the CPU:
+wav2vec2/HuBERT/WavLM, glu for speech_to_text, torch.norm's out= forms),
+each against the CPU:
 values, dtypes, gradients, and the CPU's exception for bad input."""
 
 import pytest
@@ -138,3 +139,19 @@ def test_norm_out_forms(p):
          atol=1e-6)
     same(lambda d: torch.nn.functional.pairwise_distance(x.to(d), x.flip(0).to(d), p=p),
          rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_glu_forward_backward_and_checks(dim):
+    # speech_to_text's convolutional subsampler uses glu
+    x = torch.randn(4, 6, 2, generator=torch.Generator().manual_seed(7))
+
+    def run(d):
+        xd = x.to(d).detach().requires_grad_()
+        out = torch.nn.functional.glu(xd, dim)
+        out.backward(torch.linspace(-1, 1, out.numel()).reshape(out.shape).to(d))
+        return out, xd.grad
+
+    same(run, rtol=1e-5, atol=1e-6)
+    same(lambda d: torch.nn.functional.glu(torch.ones(3, 5, device=d), dim), message=True)
+    same(lambda d: torch.nn.functional.glu(torch.tensor(1.0, device=d)), message=True)

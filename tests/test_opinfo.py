@@ -235,7 +235,7 @@ ALLOW = [
     # embedding, attention, dropout
     "nn.functional.embedding", "nn.functional.embedding_bag", "nn.functional.one_hot",
     # (Hugging Face models reach these: MoE routing, generate, DETR, weight_norm)
-    "histc", "isin", "cdist", "dist", "nn.functional.pairwise_distance",
+    "histc", "isin", "cdist", "dist", "nn.functional.pairwise_distance", "nn.functional.glu",
     "nn.functional.triplet_margin_loss", "nn.functional.triplet_margin_with_distance_loss",
     "nn.functional.scaled_dot_product_attention",
     "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
@@ -274,7 +274,7 @@ NOT_YET = {
     # nn
     "nn.functional.softshrink": "aten::softshrink.out",
     "nn.functional.hardshrink": "aten::hardshrink.out",
-    "nn.functional.glu": "aten::glu.out", "nn.functional.prelu": "aten::_prelu_kernel",
+    "nn.functional.prelu": "aten::_prelu_kernel",
     "nn.functional.rrelu": "aten::rrelu_with_noise",
     "nn.functional.multi_margin_loss": "aten::multi_margin_loss",
     "nn.functional.multilabel_margin_loss": "aten::multilabel_margin_loss_forward",

@@ -109,6 +109,42 @@ at::Tensor& norm_scalar_opt_dtype_out(const at::Tensor& self, const std::optiona
   return at::linalg_vector_norm_out(out, self, p.value_or(2.0), std::nullopt, false, dtype);
 }
 
+namespace {
+
+// The two halves glu splits self into along dim, with CPU's checks.
+std::pair<at::Tensor, at::Tensor> glu_halves(const at::Tensor& self, int64_t& dim) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const int64_t n = self.size(dim);
+  TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", dim, " is size ", n);
+  return {self.narrow(dim, 0, n / 2), self.narrow(dim, n / 2, n / 2)};
+}
+
+}  // namespace
+
+at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  const auto [a, b] = glu_halves(self, dim);
+  const at::Tensor r = a * at::sigmoid(b);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
+// d/da = sigmoid(b); d/db = a * sigmoid(b) * (1 - sigmoid(b))
+at::Tensor& glu_backward_out(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim,
+                             at::Tensor& grad_input) {
+  const auto [a, b] = glu_halves(self, dim);
+  const at::Tensor sig = at::sigmoid(b);
+  const at::Tensor grad_a = grad_output * sig;
+  const at::Tensor grad_b = grad_a * a * (1 - sig);
+  at::native::resize_output(grad_input, self.sizes());
+  return grad_input.copy_(at::cat({grad_a, grad_b}, dim));
+}
+
+at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return glu_backward_out(grad_output, self, dim, grad_input);
+}
+
 at::Tensor trace(const at::Tensor& self) {
   // CPU's kernel takes every type but bool, and sums integers into int64.
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool,

@@ -248,6 +248,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_tensor_scalar_out));
   m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
+  m.impl("glu.out", TORCH_FN(glu_out));
+  m.impl("glu_backward", TORCH_FN(glu_backward));
+  m.impl("glu_backward.grad_input", TORCH_FN(glu_backward_out));
   m.impl("norm.out", TORCH_FN(norm_out));
   m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
   m.impl("norm.Scalar_out", TORCH_FN(norm_scalar_out));

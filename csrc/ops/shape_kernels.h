@@ -42,6 +42,11 @@ at::Tensor& norm_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
 at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
                            at::IntArrayRef dim, bool keepdim, at::ScalarType dtype,
                            at::Tensor& out);
+// glu: first half * sigmoid(second half) along dim.
+at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out);
+at::Tensor& glu_backward_out(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim,
+                             at::Tensor& grad_input);
+at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim);
 at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out);
 at::Tensor& norm_scalar_opt_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
                                       at::ScalarType dtype, at::Tensor& out);
