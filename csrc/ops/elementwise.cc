@@ -24,6 +24,7 @@
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
 #include "ops/expanded_writes.h"
+#include "ops/out_checks.h"
 #include "ops/overload_names.h"
 #include "ops/result_layout.h"
 #include "ops/tensor_program.h"
@@ -1249,13 +1250,14 @@ struct Operand {
 };
 using Operands = c10::SmallVector<Operand, 4>;
 
-// TensorIterator's overlap rules for a written tensor: it may be an input,
-// but may not partly overlap one, nor itself.
+// TensorIterator's overlap rules (check_out_overlap) for a tensor written
+// from the call's tensor operands.
 void check_write_overlaps(const at::Tensor& dst, const Operands& operands) {
-  at::assert_no_internal_overlap(dst);
+  c10::SmallVector<std::reference_wrapper<const at::Tensor>, 4> inputs;
   for (const auto& o : operands) {
-    if (o.is_tensor) at::assert_no_partial_overlap(dst, *o.tensor);
+    if (o.is_tensor) inputs.emplace_back(*o.tensor);
   }
+  check_out_overlap(dst, inputs);
 }
 
 using Attrs = std::map<std::string, std::string>;

@@ -5,13 +5,14 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/ArrayRef.h>
 
 #include <functional>
-#include <initializer_list>
 
 namespace torch_tpu::ops {
 
-using TensorRefs = std::initializer_list<std::reference_wrapper<const at::Tensor>>;
+// A braced list {a, b} or any array of tensor references.
+using TensorRefs = c10::ArrayRef<std::reference_wrapper<const at::Tensor>>;
 
 // An out= whose dtype the op fixes (a structured kernel's output):
 // "Expected out tensor to have dtype float, but got long int instead".
