@@ -80,6 +80,18 @@ at::Tensor counted(const at::Tensor& indices, int64_t padding_idx, at::ScalarTyp
   return indices.ne(padding_idx).to(dtype);
 }
 
+// What each position's row is scaled by in a sum: 0 for padding_idx, else
+// its per_sample_weight (or 1).
+at::Tensor position_weights(const at::Tensor& indices, int64_t padding_idx,
+                            const std::optional<at::Tensor>& per_sample_weights,
+                            at::ScalarType dtype) {
+  at::Tensor weights = counted(indices, padding_idx, dtype);
+  if (per_sample_weights && per_sample_weights->defined()) {
+    weights = weights * per_sample_weights->to(dtype);
+  }
+  return weights;
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_forward(
@@ -126,10 +138,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_forward
                               : at::zeros({bags, dim}, longs);
     max_indices = at::where(first.eq(n), at::zeros({}, longs), picked);
   } else {
-    at::Tensor weights = keep;
-    if (per_sample_weights && per_sample_weights->defined()) {
-      weights = weights * per_sample_weights->to(acc);
-    }
+    const at::Tensor weights = position_weights(indices, padding_idx, per_sample_weights, acc);
     at::Tensor sums = at::zeros({bags, dim}, weight.options().dtype(acc));
     if (n > 0 && bags > 0) sums.index_add_(0, bag, rows.to(acc) * weights.unsqueeze(1));
     if (mode == kMean) sums = sums / bag_size.clamp_min(1).unsqueeze(1);
@@ -158,10 +167,7 @@ at::Tensor embedding_bag_dense_backward(const at::Tensor& grad, const at::Tensor
     grad_weight.scatter_add_(0, maximum_indices.to(at::kLong), g);
     return grad_weight.to(grad.scalar_type());
   }
-  at::Tensor weights = counted(indices, padding_idx, acc);
-  if (per_sample_weights && per_sample_weights->defined()) {
-    weights = weights * per_sample_weights->to(acc);
-  }
+  at::Tensor weights = position_weights(indices, padding_idx, per_sample_weights, acc);
   if (mode == kMean) {
     weights = weights / bag_size.index_select(0, offset2bag).clamp_min(1).to(acc);
   }
