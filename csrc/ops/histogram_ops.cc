@@ -6,7 +6,9 @@
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 
@@ -38,8 +40,10 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
               "torch.histc: max must be larger than min");
   if (lo == hi && self.numel() > 0) {
     // The data's own range, read back as CPU reads it (one small host read).
-    lo = self.min().item<double>();
-    hi = self.max().item<double>();
+    const auto [low, high] = at::aminmax(self);
+    const at::Tensor range = at::stack({low, high}).cpu().to(at::kDouble);
+    lo = range[0].item<double>();
+    hi = range[1].item<double>();
   }
   if (lo == hi) {
     lo -= 1;
