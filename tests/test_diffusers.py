@@ -17,10 +17,6 @@ from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
 
 import torch_tpu  # noqa: F401
 
-from diffusers import (AutoencoderKL, DDIMScheduler, DDPMPipeline, DDPMScheduler,
-                       EulerDiscreteScheduler, StableDiffusionPipeline,
-                       UNet2DConditionModel, UNet2DModel)
-from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
 
 IMAGE_ATOL = 1e-5  # images are in [0, 1]
 
