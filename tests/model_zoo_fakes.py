@@ -75,3 +75,9 @@ def wrong_error(zoo):
     def fail(y):
         raise RuntimeError("something else went wrong\nsecond line")
     return _spec(zoo, "fake_error", on_tpu=fail)
+
+
+def cpu_float32_off(zoo):
+    # The CPU's float32 run is the one far from the float64 run; tpu is exact.
+    return _spec(zoo, "fake_cpu_off",
+                 on_cpu=lambda y: y + 1e-2 if y.dtype == torch.float32 else y)

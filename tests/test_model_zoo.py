@@ -72,6 +72,20 @@ def test_phase_mismatch_names_the_tensor():
     assert got["worst"]["max_abs"] > 1e-3
 
 
+def test_phase_judged_by_float64_only_when_tpu_is_as_close_as_cpu():
+    # tpu off: its error against float64 dwarfs the CPU's, a mismatch.
+    got = zoo.fwd_bwd_phase(fakes.off_by_a_bit(zoo), None)
+    assert "judged_by" not in got
+    assert got["float64"]["output"]["tpu"] > 100 * got["float64"]["output"]["cpu"]
+    # The CPU's float32 run off, tpu right: a pass, marked as judged by float64.
+    got = zoo.fwd_bwd_phase(fakes.cpu_float32_off(zoo), None)
+    assert got["status"] == "pass" and got["judged_by"] == "float64"
+    assert "output" in got["failing"]
+    assert "pass*" in zoo.format_report([{"name": "fake_cpu_off", "family": "other",
+                                          "phases": {"fwd_bwd": got}}],
+                                        zoo.summarize([{"phases": {"fwd_bwd": got}}]))
+
+
 def test_phase_cpu_error_and_error():
     got = zoo.fwd_bwd_phase(fakes.cpu_fails(zoo), None)
     assert got["status"] == "cpu_error" and "ValueError" in got["detail"]

@@ -20,7 +20,10 @@ Phases, reported separately: `fwd_bwd` (the model's default attention,
 usually SDPA), `fwd_bwd_eager` (attn_implementation="eager", when the
 default is not already eager) and `generate` (decoders). Statuses:
 
-    pass        values (and tokens) match the CPU's
+    pass        values (and tokens) match the CPU's; "pass*" when some
+                tensor is outside the tolerance but tpu is as close to a
+                float64 run of the model as the CPU is (float32 rounding of
+                an ill-conditioned sum; the float64 run is the reference)
     mismatch    a tensor, gradient or token differs (the worst one is named)
     missing_op  tpu has no lowering for an operator (named)
     error       tpu raised something else while the CPU did not
@@ -51,6 +54,9 @@ from typing import Callable, Optional
 import torch
 
 RTOL = ATOL = 1e-4
+# A tensor outside that tolerance still passes ("pass*") when tpu's error
+# against a float64 run of the model is at most this many times the CPU's.
+FLOAT64_SLACK = 1.25
 DEFAULT_TIMEOUT = 300.0
 BATCH, SEQ = 2, 8
 VOCAB = 128
@@ -570,11 +576,14 @@ def fwd_bwd_phase(spec, attn):
         if worst:
             result["detail"] += (f"; vs float64: cpu err {worst['cpu']:.3g}, "
                                  f"tpu err {worst['tpu']:.3g}")
-        # tpu no further from the exact values than the CPU, on every failing
-        # tensor: the two differ by float32 rounding, which the tolerance
-        # does not cover for ill-conditioned sums. Still a mismatch, marked.
+        # tpu no further from the exact values than the CPU (within
+        # FLOAT64_SLACK), on every failing tensor: the two differ by float32
+        # rounding, which the tolerance does not cover for ill-conditioned
+        # sums. As the fuzzer does, the float64 run is then the reference,
+        # and tpu passes it: "pass*".
         errs = [result["float64"].get(n) for n in result["failing"]]
-        result["rounding"] = all(e and e["tpu"] <= 2 * e["cpu"] for e in errs)
+        if all(e and e["tpu"] <= FLOAT64_SLACK * e["cpu"] for e in errs):
+            result["status"], result["judged_by"] = "pass", "float64"
     return result
 
 
@@ -861,7 +870,7 @@ def summarize(rows):
     return {"fwd_bwd": rate("fwd_bwd"), "fwd_bwd_eager": rate("fwd_bwd_eager"),
             "generate": rate("generate"), "missing_ops": dict(missing.most_common()),
             "statuses": dict(collections.Counter(p["status"] for p in phases)),
-            "rounding_mismatches": sum(p.get("rounding", False) for p in phases),
+            "float64_judged": sum(p.get("judged_by") == "float64" for p in phases),
             "tie_mismatches": sum(p["status"] == "mismatch" and bool(p.get("broken_ties"))
                                   for p in phases),
             "models": len(rows)}
@@ -874,7 +883,7 @@ def format_report(rows, summary):
     lines = [f"{'model':<22} {'family':<16} {'params':>8}  "
              + "  ".join(f"{title:<11}" for _, title in PHASE_COLUMNS) + "  time"]
     def cell(p):
-        return p.get("status", "-") + ("*" if p.get("rounding") else "")
+        return p.get("status", "-") + ("*" if p.get("judged_by") == "float64" else "")
 
     for r in rows:
         cells = [cell(r["phases"].get(p, {})) for p, _ in PHASE_COLUMNS]
@@ -886,6 +895,10 @@ def format_report(rows, summary):
                if p["status"] not in ("pass", "n/a")]
     if details:
         lines += ["", "Not passing:"] + details
+    judged = [f"  {r['name']} {phase}: {p['detail']}"
+              for r in rows for phase, p in r["phases"].items() if p.get("judged_by")]
+    if judged:
+        lines += ["", "pass* (judged by a float64 run):"] + judged
 
     def pct(d):
         return f"{d['pass']}/{d['of']} ({100 * d['pass'] / d['of']:.0f}%)" if d["of"] else "-"
@@ -897,9 +910,10 @@ def format_report(rows, summary):
     if summary["tie_mismatches"]:
         lines.append(f"mismatches with tied weights split by .to('tpu'): "
                      f"{summary['tie_mismatches']} of {summary['statuses'].get('mismatch', 0)}")
-    if summary["rounding_mismatches"]:
-        lines.append(f"mismatch* ({summary['rounding_mismatches']}): tpu is as close to a float64 "
-                     "run as the CPU is; the two differ by float32 rounding")
+    if summary["float64_judged"]:
+        lines.append(f"pass* ({summary['float64_judged']}): outside the CPU's tolerance, but on "
+                     f"every differing tensor tpu's error against a float64 run is at most "
+                     f"{FLOAT64_SLACK}x the CPU's: float32 rounding; counted as passes")
     if summary["missing_ops"]:
         lines.append("Missing ops (number of phases that hit each):")
         lines += [f"  {n:>3}  {op}" for op, n in summary["missing_ops"].items()]
