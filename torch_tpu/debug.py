@@ -29,6 +29,7 @@ _DESCRIPTIONS = {
     "compile_time_ns": "time spent compiling",
     "cache_hits": "executable cache hits (in memory)",
     "cached_executables": "executables held in memory",
+    "executable_evictions": "executables dropped by the bounded cache",
     "executions": "programs executed",
     "h2d_transfers": "host-to-device transfers",
     "h2d_bytes": "host-to-device bytes",

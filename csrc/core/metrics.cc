@@ -12,6 +12,7 @@ std::map<std::string, int64_t> Metrics::snapshot() const {
       {"compiles", compiles.load()},
       {"compile_time_ns", compile_time_ns.load()},
       {"cache_hits", cache_hits.load()},
+      {"executable_evictions", executable_evictions.load()},
       {"executions", executions.load()},
       {"h2d_transfers", h2d_transfers.load()},
       {"h2d_bytes", h2d_bytes.load()},
@@ -23,8 +24,9 @@ std::map<std::string, int64_t> Metrics::snapshot() const {
 }
 
 void Metrics::reset() {
-  for (auto* c : {&compiles, &compile_time_ns, &cache_hits, &executions, &h2d_transfers, &h2d_bytes,
-                  &d2h_transfers, &d2h_bytes, &host_syncs, &pending_materializations}) {
+  for (auto* c : {&compiles, &compile_time_ns, &cache_hits, &executable_evictions, &executions,
+                  &h2d_transfers, &h2d_bytes, &d2h_transfers, &d2h_bytes, &host_syncs,
+                  &pending_materializations}) {
     c->store(0);
   }
 }

@@ -12,6 +12,8 @@ struct Metrics {
   std::atomic<int64_t> compiles{0};
   std::atomic<int64_t> compile_time_ns{0};
   std::atomic<int64_t> cache_hits{0};
+  // Executables dropped by the bounded cache (TORCH_TPU_MAX_CACHED_EXECUTABLES).
+  std::atomic<int64_t> executable_evictions{0};
   std::atomic<int64_t> executions{0};
   std::atomic<int64_t> h2d_transfers{0};
   std::atomic<int64_t> h2d_bytes{0};

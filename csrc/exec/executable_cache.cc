@@ -30,10 +30,20 @@ pjrt::ExecutablePtr compile(c10::function_ref<std::string()> build_text, std::st
   return executable;
 }
 
+size_t capacity_from_env() {
+  const char* env = std::getenv("TORCH_TPU_MAX_CACHED_EXECUTABLES");
+  if (env == nullptr || *env == '\0') return ExecutableCache::kDefaultCapacity;
+  char* end = nullptr;
+  const long long value = std::strtoll(env, &end, 10);
+  TORCH_CHECK(*end == '\0' && value > 0,
+              "TORCH_TPU_MAX_CACHED_EXECUTABLES must be a positive integer, got '", env, "'");
+  return static_cast<size_t>(value);
+}
+
 }  // namespace
 
 ExecutableCache& ExecutableCache::get() {
-  static ExecutableCache* cache = new ExecutableCache();
+  static ExecutableCache* cache = new ExecutableCache(capacity_from_env());
   return *cache;
 }
 
@@ -43,7 +53,10 @@ pjrt::ExecutablePtr ExecutableCache::get_or_compile(const std::string& key,
   if (label.empty()) label = key;
   using Outcome = SingleFlightMap<pjrt::ExecutablePtr>::Outcome;
   Outcome outcome = Outcome::kMade;
-  auto executable = entries_.get_or_make(key, [&] { return compile(build_text, label); }, &outcome);
+  size_t evicted = 0;
+  auto executable =
+      entries_.get_or_make(key, [&] { return compile(build_text, label); }, &outcome, &evicted);
+  Metrics::get().executable_evictions += static_cast<int64_t>(evicted);
   // A thread that waited for another's compile of the same key got a cached
   // executable too.
   if (outcome != Outcome::kMade) Metrics::get().cache_hits++;

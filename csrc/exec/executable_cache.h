@@ -9,6 +9,12 @@
 // Compiles are single-flight per key (see SingleFlightMap): threads missing
 // on the same key at once compile it once, and a failed compile is raised in
 // each of them without poisoning the key.
+//
+// The cache holds at most TORCH_TPU_MAX_CACHED_EXECUTABLES executables
+// (default kDefaultCapacity), dropping the least recently used: a process
+// that keeps making new shapes would otherwise grow without bound (each
+// executable holds compiled code, ~100-200 KB on the CPU plugin). A launch
+// in flight keeps its executable alive after a drop.
 #pragma once
 
 #include <c10/util/FunctionRef.h>
@@ -23,13 +29,17 @@ namespace torch_tpu {
 
 class ExecutableCache {
  public:
+  static constexpr size_t kDefaultCapacity = 4096;
+
   static ExecutableCache& get();
+  explicit ExecutableCache(size_t capacity) : entries_(capacity) {}
 
   pjrt::ExecutablePtr get_or_compile(const std::string& key,
                                      c10::function_ref<std::string()> build_text,
                                      std::string_view label = {});
   // Compiled executables held (compiles in progress are not counted).
   size_t size() const { return entries_.size(); }
+  size_t capacity() const { return entries_.capacity(); }
   void clear() { entries_.clear(); }
 
  private:

@@ -1,16 +1,21 @@
-// A string-keyed map whose values are made at most once at a time per key.
+// A string-keyed map whose values are made at most once at a time per key,
+// holding at most `capacity` made values (least recently used dropped first).
 //
 // When several threads miss on the same key at once, the first makes the
 // value and the others wait for that key's result (not on a map-wide lock:
 // other keys are made in parallel meanwhile). A failed make reaches every
 // waiter as the same exception and leaves no entry behind, so a later call
-// for the key makes it again. Knows nothing of PyTorch or PJRT, so the C++
-// tests exercise it directly.
+// for the key makes it again. A dropped value lives on in whoever holds a
+// copy (values are shared pointers in practice); a later call for its key
+// makes it again. Knows nothing of PyTorch or PJRT, so the C++ tests exercise
+// it directly.
 #pragma once
 
 #include <cstdint>
 #include <exception>
 #include <future>
+#include <limits>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -24,11 +29,16 @@ class SingleFlightMap {
  public:
   enum class Outcome { kFound, kWaited, kMade };
 
+  explicit SingleFlightMap(size_t capacity = std::numeric_limits<size_t>::max())
+      : capacity_(capacity == 0 ? 1 : capacity) {}
+
   // The value for `key`; calls `make()` (returning Value) only when no
   // value is stored and no other thread is making one. `outcome`, when
-  // non-null, says which of the three happened.
+  // non-null, says which of the three happened; `evicted`, when non-null,
+  // gets how many values storing this one dropped.
   template <typename Make>
-  Value get_or_make(const std::string& key, Make&& make, Outcome* outcome = nullptr) {
+  Value get_or_make(const std::string& key, Make&& make, Outcome* outcome = nullptr,
+                    size_t* evicted = nullptr) {
     std::optional<std::promise<Value>> result;  // made only on a miss (it allocates)
     uint64_t flight_id = 0;
     {
@@ -37,6 +47,7 @@ class SingleFlightMap {
       Slot& slot = it->second;
       if (!inserted) {
         if (slot.made) {
+          recency_.splice(recency_.begin(), recency_, slot.recency);  // now the most recent
           if (outcome) *outcome = Outcome::kFound;
           return slot.value;
         }
@@ -68,6 +79,11 @@ class SingleFlightMap {
         it->second.value = value;
         it->second.made = true;
         it->second.in_flight = {};
+        recency_.push_front(key);
+        it->second.recency = recency_.begin();
+        ++made_;
+        const size_t dropped = evict_beyond_capacity();
+        if (evicted) *evicted = dropped;
       }
     }
     result->set_value(value);
@@ -78,9 +94,15 @@ class SingleFlightMap {
   // Values stored (makes in progress are not counted).
   size_t size() const {
     std::lock_guard<std::mutex> lock(mu_);
-    size_t made = 0;
-    for (const auto& entry : entries_) made += entry.second.made;
-    return made;
+    return made_;
+  }
+
+  size_t capacity() const { return capacity_; }
+
+  // Values dropped to stay within the capacity, since construction.
+  uint64_t evictions() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return evictions_;
   }
 
   // Drops every value. Makes in progress still deliver to their waiters but
@@ -88,12 +110,29 @@ class SingleFlightMap {
   void clear() {
     std::lock_guard<std::mutex> lock(mu_);
     entries_.clear();
+    recency_.clear();
+    made_ = 0;
   }
 
  private:
+  // Called with mu_ held. Only made values are in recency_, so a make in
+  // progress is never dropped.
+  size_t evict_beyond_capacity() {
+    size_t dropped = 0;
+    while (made_ > capacity_) {
+      entries_.erase(recency_.back());
+      recency_.pop_back();
+      --made_;
+      ++dropped;
+    }
+    evictions_ += dropped;
+    return dropped;
+  }
+
   struct Slot {
     bool made = false;
     Value value{};
+    std::list<std::string>::iterator recency;  // valid once made
     // While a thread makes the value: its result for the waiters, and which
     // make it is (a make that finishes after clear() must not fill a newer
     // slot for the same key).
@@ -101,8 +140,12 @@ class SingleFlightMap {
     uint64_t flight_id = 0;
   };
 
+  const size_t capacity_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Slot> entries_;
+  std::list<std::string> recency_;  // made keys, most recently used first
+  size_t made_ = 0;
+  uint64_t evictions_ = 0;
   uint64_t next_flight_id_ = 1;
 };
 

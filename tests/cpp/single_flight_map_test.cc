@@ -124,5 +124,51 @@ TEST(SingleFlightMap, ClearDuringAMakeStillAnswersItsCaller) {
   EXPECT_EQ(map.size(), 0u);  // the cleared map kept nothing from the old make
 }
 
+TEST(SingleFlightMap, DropsTheLeastRecentlyUsedBeyondCapacity) {
+  Map map(3);
+  auto make = [](int v) { return [v] { return std::make_shared<int>(v); }; };
+  size_t evicted = 99;
+  for (int k = 0; k < 3; ++k) {
+    map.get_or_make("k" + std::to_string(k), make(k), nullptr, &evicted);
+    EXPECT_EQ(evicted, 0u);
+  }
+  auto held = map.get_or_make("k0", make(-1));  // k0 is now the most recent
+  map.get_or_make("k3", make(3), nullptr, &evicted);
+  EXPECT_EQ(evicted, 1u);
+  EXPECT_EQ(map.size(), 3u);
+  EXPECT_EQ(map.evictions(), 1u);
+  Map::Outcome outcome{};
+  map.get_or_make("k0", make(-1), &outcome);
+  EXPECT_EQ(outcome, Map::Outcome::kFound);  // kept: used after k1
+  map.get_or_make("k1", make(11), &outcome);
+  EXPECT_EQ(outcome, Map::Outcome::kMade);  // k1 was the one dropped: made again
+  EXPECT_EQ(map.size(), 3u);
+  EXPECT_EQ(map.evictions(), 2u);  // storing k1 again dropped k2
+  EXPECT_EQ(*held, 0);             // a caller's copy outlives its drop
+}
+
+TEST(SingleFlightMap, AMakeInProgressIsNeverDropped) {
+  Map map(1);
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  std::thread maker([&] {
+    map.get_or_make("slow", [&] {
+      started = true;
+      while (!release.load()) std::this_thread::yield();
+      return std::make_shared<int>(1);
+    });
+  });
+  while (!started.load()) std::this_thread::yield();
+  for (int k = 0; k < 5; ++k) {
+    map.get_or_make("k" + std::to_string(k), [k] { return std::make_shared<int>(k); });
+  }
+  release = true;
+  maker.join();
+  EXPECT_EQ(map.size(), 1u);
+  Map::Outcome outcome{};
+  EXPECT_EQ(*map.get_or_make("slow", [] { return std::make_shared<int>(2); }, &outcome), 1);
+  EXPECT_EQ(outcome, Map::Outcome::kFound);  // the last made is the one kept
+}
+
 }  // namespace
 }  // namespace torch_tpu
