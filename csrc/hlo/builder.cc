@@ -39,7 +39,8 @@ std::string Builder::name(Value v) const {
   if (v.id < 0 || static_cast<size_t>(v.id) >= value_types_.size()) {
     throw std::logic_error("hlo::Builder: value from another builder");
   }
-  std::string n = (is_param_[v.id] ? "%arg" : "%v") + std::to_string(value_index_[v.id]);
+  std::string n =
+      "%" + prefix_ + (is_param_[v.id] ? "arg" : "v") + std::to_string(value_index_[v.id]);
   if (result_index_[v.id] >= 0) n += "#" + std::to_string(result_index_[v.id]);
   return n;
 }
@@ -78,7 +79,7 @@ Value Builder::emit(const std::string& line, const TensorType& type) {
   result_index_.push_back(-1);
   value_index_.push_back(num_ops_);
   value_types_.push_back(type);
-  lines_.push_back("%v" + std::to_string(num_ops_) + " = " + line);
+  lines_.push_back("%" + prefix_ + "v" + std::to_string(num_ops_) + " = " + line);
   ++num_ops_;
   return v;
 }
@@ -93,8 +94,8 @@ std::vector<Value> Builder::emit_multi(const std::string& line,
     value_index_.push_back(num_ops_);
     value_types_.push_back(types[i]);
   }
-  lines_.push_back("%v" + std::to_string(num_ops_) + ":" + std::to_string(types.size()) + " = " +
-                   line);
+  lines_.push_back("%" + prefix_ + "v" + std::to_string(num_ops_) + ":" +
+                   std::to_string(types.size()) + " = " + line);
   ++num_ops_;
   return values;
 }
@@ -308,6 +309,68 @@ Value Builder::dynamic_update_slice(Value x, Value update, const std::vector<int
   std::vector<Value> operands{x, update};
   for (int64_t s : start) operands.push_back(constant_int(ElementType::kS64, s));
   return op("stablehlo.dynamic_update_slice", operands, x.type);
+}
+
+Value Builder::dynamic_update_slice_at(Value x, Value update, const std::vector<Value>& start) {
+  std::vector<Value> operands{x, update};
+  operands.insert(operands.end(), start.begin(), start.end());
+  return op("stablehlo.dynamic_update_slice", operands, x.type);
+}
+
+Value Builder::dynamic_slice(Value x, const std::vector<Value>& start,
+                             const std::vector<int64_t>& sizes) {
+  std::vector<Value> operands{x};
+  operands.insert(operands.end(), start.begin(), start.end());
+  return op("stablehlo.dynamic_slice", operands, TensorType{x.type.element, sizes},
+            "slice_sizes = " + i64_array(sizes));
+}
+
+std::string Builder::region_text(const std::vector<Value>& results) const {
+  std::string s = "{\n    ^bb0(";
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (i) s += ", ";
+    s += "%" + prefix_ + "arg" + std::to_string(i) + ": " + params_[i].str();
+  }
+  s += "):\n";
+  for (const auto& line : lines_) s += "      " + line + "\n";
+  s += "      \"stablehlo.return\"(" + operand_list(results) + ") : (" + type_list(results) +
+       ") -> ()\n    }";
+  return s;
+}
+
+std::vector<Value> Builder::while_loop(const std::vector<Value>& init, const LoopCond& cond,
+                                       const LoopBody& body) {
+  const std::string prefix = prefix_ + "w" + std::to_string(regions_++) + "_";
+  std::vector<TensorType> types;
+  for (const Value& v : init) types.push_back(v.type);
+  auto child = [&](const char* role) {
+    Builder b(prefix + role);
+    std::vector<Value> carried;
+    for (const TensorType& t : types) carried.push_back(b.parameter(t));
+    return std::make_pair(std::move(b), carried);
+  };
+  auto [cond_builder, cond_args] = child("c");
+  const Value keep_going = cond(cond_builder, cond_args);
+  if (keep_going.type.element != ElementType::kPred || !keep_going.type.dims.empty()) {
+    throw std::logic_error("hlo::Builder::while_loop: the condition must be a 0-d i1");
+  }
+  auto [body_builder, body_args] = child("b");
+  const std::vector<Value> next = body(body_builder, body_args);
+  if (next.size() != types.size()) {
+    throw std::logic_error("hlo::Builder::while_loop: the body must return every carried value");
+  }
+  for (size_t i = 0; i < next.size(); ++i) {
+    if (!(next[i].type == types[i])) {
+      throw std::logic_error("hlo::Builder::while_loop: carried value " + std::to_string(i) +
+                             " changes type in the body");
+    }
+  }
+  std::string line = "\"stablehlo.while\"(" + operand_list(init) + ") (" +
+                     cond_builder.region_text({keep_going}) + ", " +
+                     body_builder.region_text(next) + ") : (" + type_list(init) + ") -> (" +
+                     type_list(init) + ")";
+  if (types.size() == 1) return {emit(line, types[0])};
+  return emit_multi(line, types);
 }
 
 Value Builder::gather_1d(Value x, Value indices) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,8 @@ enum class Compare { kEQ, kNE, kLT, kLE, kGT, kGE };
 
 class Builder {
  public:
+  Builder() = default;
+
   Value parameter(const TensorType& type);
 
   // Scalar constant of `type`. Floats are emitted as exact f64 bit patterns
@@ -57,6 +60,21 @@ class Builder {
   Value concatenate(const std::vector<Value>& xs, int64_t dimension);
   // Writes `update` into `x` at constant start indices.
   Value dynamic_update_slice(Value x, Value update, const std::vector<int64_t>& start);
+  // The same at start indices computed in the program (0-d integers, one per
+  // dim; StableHLO clamps them so the update fits).
+  Value dynamic_update_slice_at(Value x, Value update, const std::vector<Value>& start);
+  // x[start[0] : start[0] + sizes[0], ...] at computed start indices.
+  Value dynamic_slice(Value x, const std::vector<Value>& start, const std::vector<int64_t>& sizes);
+
+  // A loop: the carried values start as `init`; while cond(carried) is true,
+  // carried = body(carried). cond and body are built into child builders
+  // whose parameters are the carried values. They cannot use this builder's
+  // values (they would name values of another scope): what they need goes in
+  // as carried values. Returns the carried values after the last iteration.
+  using LoopCond = std::function<Value(Builder&, const std::vector<Value>&)>;
+  using LoopBody = std::function<std::vector<Value>(Builder&, const std::vector<Value>&)>;
+  std::vector<Value> while_loop(const std::vector<Value>& init, const LoopCond& cond,
+                                const LoopBody& body);
   // result[i...] = x[indices[i...]] for a rank-1 `x` and integer `indices`.
   Value gather_1d(Value x, Value indices);
   // x[indices[i...]] = updates[i...] for a rank-1 `x`; `updates` has the
@@ -133,6 +151,12 @@ class Builder {
   std::string module_text() const;
 
  private:
+  // A child builder for a region: its names carry `prefix` so they cannot
+  // collide with the enclosing function's.
+  explicit Builder(std::string prefix) : prefix_(std::move(prefix)) {}
+  // The region text "{ ^bb0(args): lines; return results }" of a child.
+  std::string region_text(const std::vector<Value>& results) const;
+
   Value float_to_u8(Value x);
   std::string name(Value v) const;
   std::string operand_list(const std::vector<Value>& operands) const;
@@ -158,6 +182,8 @@ class Builder {
   std::vector<std::string> lines_;
   std::vector<Value> results_;
   int num_ops_ = 0;
+  std::string prefix_;  // of value names: "" for the function, unique per region
+  int regions_ = 0;     // child regions made so far (for their prefixes)
 };
 
 }  // namespace torch_tpu::hlo

@@ -77,6 +77,47 @@ TEST(Runtime, AddTwoVectors) {
   EXPECT_EQ(to_host<float>(*out.at(0)), (std::vector<float>{11, 22, 33, 44}));
 }
 
+// A while loop writing row i of an output from row i of the input and the
+// previous row (out[i] = out[i-1] * 2 + x[i]), with computed slice starts and
+// a reduce (a region inside the loop's region) for a carried total.
+TEST(Runtime, WhileLoopWithComputedSlices) {
+  using hlo::ElementType;
+  using hlo::TensorType;
+  hlo::Builder b;
+  const TensorType rows{ElementType::kF32, {4, 2}}, row{ElementType::kF32, {1, 2}};
+  const TensorType i64{ElementType::kS64, {}}, scalar{ElementType::kF32, {}};
+  auto x = b.parameter(rows);
+  auto init = std::vector<hlo::Value>{
+      b.constant_int(ElementType::kS64, 1), x,
+      b.dynamic_slice(
+          x, {b.constant_int(ElementType::kS64, 0), b.constant_int(ElementType::kS64, 0)}, {1, 2}),
+      b.zeros(rows), b.zeros(scalar)};
+  auto out = b.while_loop(
+      init,
+      [&](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        return c.compare(hlo::Compare::kLT, v[0], c.constant_int(ElementType::kS64, 4));
+      },
+      [&](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        auto zero = c.constant_int(ElementType::kS64, 0);
+        auto xi = c.dynamic_slice(v[1], {v[0], zero}, {1, 2});
+        auto next = c.binary(
+            "add", c.binary("multiply", v[2], c.splat(c.constant(ElementType::kF32, 2), {1, 2})),
+            xi);
+        auto written = c.dynamic_update_slice_at(v[3], next, {v[0], zero});
+        auto total =
+            c.binary("add", v[4], c.reduce(next, c.constant(ElementType::kF32, 0), {0, 1}, "add"));
+        return std::vector<hlo::Value>{c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)),
+                                       v[1], next, written, total};
+      });
+  EXPECT_EQ(out.size(), 5u);
+  EXPECT_TRUE(out[3].type == rows && out[2].type == row && out[0].type == i64);
+  b.set_results({out[3], out[4]});
+  auto got = run(b, {upload_f32({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2})});
+  // Rows 1..3: (1,2)*2+(3,4) = (5,8); (5,8)*2+(5,6) = (15,22); (15,22)*2+(7,8) = (37,52).
+  EXPECT_EQ(to_host<float>(*got.at(0)), (std::vector<float>{0, 0, 5, 8, 15, 22, 37, 52}));
+  EXPECT_EQ(to_host<float>(*got.at(1)), (std::vector<float>{13 + 37 + 89}));
+}
+
 TEST(Runtime, ConstantsAreExact) {
   hlo::Builder b;
   b.set_results({b.constant(hlo::ElementType::kF32, 0.1),
