@@ -84,12 +84,28 @@ void resize_like_cpu(const at::Tensor& out, const std::vector<int64_t>& sizes) {
   if (out.sizes() != at::IntArrayRef(sizes)) out.resize_(sizes);
 }
 
+// The dtypes CPU's kernels are instantiated for.
+bool has_cpu_kernel(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+    case at::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // After out= has been resized, as CPU orders its checks: the input's dtype
 // must have a kernel, and out= must have the input's dtype.
 void check_dtypes(const char* op, const at::Tensor& self, const at::Tensor& out) {
   const at::ScalarType t = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t) || at::isComplexType(t) || t == at::kBool, "\"",
-                              op, "\" not implemented for '", c10::toString(t), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(has_cpu_kernel(t), "\"", op, "\" not implemented for '",
+                              c10::toString(t), "'");
   TORCH_CHECK(out.scalar_type() == t, op, ": expected scalar type ", t, " but found ",
               out.scalar_type());
 }
