@@ -231,7 +231,7 @@ ALLOW = [
     "nn.functional.adaptive_avg_pool2d",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
-    "nn.functional.upsample_bilinear",
+    "nn.functional.upsample_bilinear", "nn.functional.unfold",
     # embedding, attention, dropout
     "nn.functional.embedding", "nn.functional.embedding_bag", "nn.functional.one_hot",
     # (Hugging Face models reach these: MoE routing, generate, DETR, weight_norm)
@@ -279,7 +279,6 @@ NOT_YET = {
     "nn.functional.multi_margin_loss": "aten::multi_margin_loss",
     "nn.functional.multilabel_margin_loss": "aten::multilabel_margin_loss_forward",
     "nn.functional.channel_shuffle": "aten::channel_shuffle",
-    "nn.functional.unfold": "aten::im2col",
     "_native_batch_norm_legit": "aten::_native_batch_norm_legit",
     "_batch_norm_with_update": "aten::_batch_norm_with_update",
     "nn.functional.avg_pool3d": "aten::avg_pool3d.out",

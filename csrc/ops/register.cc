@@ -13,6 +13,7 @@
 #include "ops/elementwise.h"
 #include "ops/embedding_bag_kernels.h"
 #include "ops/histogram_kernels.h"
+#include "ops/im2col_kernels.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
@@ -119,6 +120,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(upsample_nearest2d_backward_out));
   m.impl("upsample_bilinear2d.out", TORCH_FN(upsample_bilinear2d_out));
   m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(upsample_bilinear2d_backward_out));
+  m.impl("im2col", TORCH_FN(im2col));
+  m.impl("im2col.out", TORCH_FN(im2col_out));
+  m.impl("col2im", TORCH_FN(col2im));
+  m.impl("col2im.out", TORCH_FN(col2im_out));
   m.impl("uniform_", TORCH_FN(uniform_));
   m.impl("normal_", TORCH_FN(normal_));
   m.impl("bernoulli_.float", TORCH_FN(bernoulli_float_));
