@@ -236,6 +236,7 @@ ALLOW = [
     "nn.functional.embedding", "nn.functional.embedding_bag", "nn.functional.one_hot",
     # (Hugging Face models reach these: MoE routing, generate, DETR, weight_norm)
     "histc", "isin", "cdist", "dist", "nn.functional.pairwise_distance", "nn.functional.glu",
+    "nn.functional.ctc_loss",
     "nn.functional.triplet_margin_loss", "nn.functional.triplet_margin_with_distance_loss",
     "nn.functional.scaled_dot_product_attention",
     "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
@@ -410,6 +411,12 @@ GRAD_TOLERANCES = {
     ("kron", "float32"): dict(atol=1e-4, rtol=1.3e-6),
     # the bias grad sums ~1000 terms ~300 sequentially: error 2.9e-4 on values ~331, cpu 1.9e-5
     ("nn.functional.conv_transpose3d", "float32"): dict(atol=4e-4, rtol=1.3e-6),
+    # exp(lp) - exp(log_alpha_beta + nll - lp) cancels (the samples' log_probs
+    # are not normalized): sample 0 is off from float64 by 7.6e-5 on CPU and
+    # on tpu alike (|grad| <= 1); the two differ by up to 2.4e-5 (the
+    # per-label sum of alpha*beta: one max-shifted sum vs CPU's sequential
+    # log-add)
+    ("nn.functional.ctc_loss", "float32"): dict(atol=5e-5, rtol=1.3e-6),
 }
 # (op, dtype, kind) compared with a float64 reference instead of with the
 # CPU's result: the CPU's own rounding (bf16 kernels that round partial sums,

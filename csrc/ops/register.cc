@@ -8,6 +8,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "ops/ctc_loss_kernels.h"
 #include "ops/data_dependent_kernels.h"
 #include "ops/distance_kernels.h"
 #include "ops/elementwise.h"
@@ -264,6 +265,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histc.out", TORCH_FN(histc_out));
   m.impl("_cdist_forward", TORCH_FN(cdist_forward));
   m.impl("_cdist_backward", TORCH_FN(cdist_backward));
+  m.impl("_ctc_loss", TORCH_FN(ctc_loss));
+  m.impl("_ctc_loss.Tensor", TORCH_FN(ctc_loss_tensor));
+  m.impl("_ctc_loss_backward", TORCH_FN(ctc_loss_backward));
+  m.impl("_ctc_loss_backward.Tensor", TORCH_FN(ctc_loss_backward_tensor));
   m.impl("_weight_norm_interface", TORCH_FN(weight_norm_interface));
   m.impl("_weight_norm_interface_backward", TORCH_FN(weight_norm_interface_backward));
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted));
