@@ -475,6 +475,13 @@ Value Builder::compare(Compare direction, Value a, Value b) {
                 compare_type(a.type.element) + ">");
 }
 
+Value Builder::conj(Value z) {
+  const TensorType part{real_part_type(z.type.element), z.type.dims};
+  Value re = op("stablehlo.real", {z}, part);
+  Value im = op("stablehlo.imag", {z}, part);
+  return op("stablehlo.complex", {re, unary("negate", im)}, z.type);
+}
+
 Value Builder::select(Value pred, Value on_true, Value on_false) {
   return op("stablehlo.select", {pred, on_true, on_false}, on_true.type);
 }

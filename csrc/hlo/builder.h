@@ -136,6 +136,8 @@ class Builder {
   Value maximum(Value a, Value b);
   Value minimum(Value a, Value b);
   Value compare(Compare direction, Value a, Value b);
+  // The complex conjugate (parts negated exactly: no multiply by -1 + 0j).
+  Value conj(Value z);
   Value select(Value pred, Value on_true, Value on_false);
 
   // Emits any op with one result in generic form. `attributes` is the text

@@ -69,6 +69,12 @@ bool is_float(ElementType t) {
          t == ElementType::kF64;
 }
 bool is_complex(ElementType t) { return t == ElementType::kC64 || t == ElementType::kC128; }
+ElementType real_part_type(ElementType t) {
+  return t == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
+}
+ElementType complex_type_of(ElementType t) {
+  return t == ElementType::kF64 ? ElementType::kC128 : ElementType::kC64;
+}
 bool is_signed_int(ElementType t) {
   return t == ElementType::kS8 || t == ElementType::kS16 || t == ElementType::kS32 ||
          t == ElementType::kS64;

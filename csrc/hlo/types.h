@@ -30,6 +30,10 @@ const char* mlir_name(ElementType type);  // "f32", "ui8", "i1", ...
 size_t byte_size(ElementType type);
 bool is_float(ElementType type);
 bool is_complex(ElementType type);
+// The type of a complex type's parts (f32 for c64, f64 for c128), and the
+// complex type with parts of a float type (c128 for f64, else c64).
+ElementType real_part_type(ElementType complex);
+ElementType complex_type_of(ElementType real);
 bool is_signed_int(ElementType type);
 bool is_unsigned_int(ElementType type);  // pred excluded
 

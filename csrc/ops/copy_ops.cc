@@ -25,7 +25,17 @@ bool is_whole_storage(const at::Tensor& t) {
 
 // Host -> device. `src` is a CPU tensor already broadcast to dst's shape.
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
-  at::Tensor host = src.to(dst.scalar_type()).resolve_conj().resolve_neg().contiguous();
+  DeviceStorage* storage = storage_of(dst.storage());
+  const bool whole = dst.storage_offset() == 0 && dst.is_contiguous() &&
+                     static_cast<size_t>(dst.numel()) * dst.element_size() == storage->nbytes();
+  // src's values as read; stored straight into a whole storage as dst reads
+  // them (a conjugate or negative view holds the conjugate or negation of
+  // its values), else staged and written through dst's view, which applies
+  // its bits (TensorProgram)
+  at::Tensor host = src.to(dst.scalar_type()).resolve_conj().resolve_neg();
+  if (whole && dst.is_conj()) host = host.conj_physical();
+  if (whole && dst.is_neg()) host = host.neg();
+  host = host.contiguous();
   const hlo::ElementType type = element_type_for(dst.scalar_type(), "copy_");
   const int device = dst.device().index();
   // A non-blocking copy keeps the host tensor alive until the plugin has read
@@ -34,9 +44,7 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   if (non_blocking) keep_alive = std::make_shared<at::Tensor>(host);
   pjrt::BufferPtr buffer =
       upload(host.data_ptr(), type, {host.numel()}, device, std::move(keep_alive));
-  DeviceStorage* storage = storage_of(dst.storage());
-  if (dst.storage_offset() == 0 && dst.is_contiguous() &&
-      static_cast<size_t>(dst.numel()) * dst.element_size() == storage->nbytes()) {
+  if (whole) {
     storage->set_buffer(std::move(buffer), type);
     return;
   }
@@ -61,7 +69,9 @@ bool is_large_contiguous_run(const at::Tensor& t) {
 
 // Device -> host. `dst` is a CPU tensor of src's shape.
 void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
-  if (!is_whole_storage(src) && is_large_contiguous_run(src)) {
+  // a conjugate or negative view is resolved on the device first (compact)
+  const bool plain = !src.is_conj() && !src.is_neg();
+  if (plain && !is_whole_storage(src) && is_large_contiguous_run(src)) {
     DeviceStorage* storage = storage_of(src.storage());
     pjrt::BufferPtr buffer = storage->buffer(storage->element());
     at::Tensor whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
@@ -69,7 +79,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
     dst.copy_(whole.narrow(0, src.storage_offset(), src.numel()).view(src.sizes()));
     return;
   }
-  at::Tensor dense = is_whole_storage(src) ? src : compact(src);
+  at::Tensor dense = plain && is_whole_storage(src) ? src : compact(src);
   DeviceStorage* storage = storage_of(dense.storage());
   pjrt::BufferPtr buffer = storage->buffer(element_type_for(dense.scalar_type(), "copy_"));
   const size_t nbytes = static_cast<size_t>(dense.numel()) * dense.element_size();

@@ -134,11 +134,6 @@ Value splat_int(Builder& b, const Inputs& in, int64_t v) {
   return b.splat(b.constant_int(in.compute, v), in.shape);
 }
 
-// The real type of a complex type.
-ElementType real_part_type(ElementType t) {
-  return t == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
-}
-
 // The sign bit of a float tensor: set for -0.0 and negative NaNs too, which
 // no comparison can see.
 Value float_sign_bit(Builder& b, Value x) {
@@ -152,20 +147,13 @@ Value float_sign_bit(Builder& b, Value x) {
 
 // |x| of a complex x, as its real type.
 Value complex_abs(Builder& b, Value x) {
-  return b.op("stablehlo.abs", {x}, {real_part_type(x.type.element), x.type.dims});
-}
-
-Value conj(Builder& b, Value z) {
-  const hlo::TensorType part{real_part_type(z.type.element), z.type.dims};
-  Value re = b.op("stablehlo.real", {z}, part);
-  Value im = b.op("stablehlo.imag", {z}, part);
-  return b.op("stablehlo.complex", {re, b.unary("negate", im)}, z.type);
+  return b.op("stablehlo.abs", {x}, {hlo::real_part_type(x.type.element), x.type.dims});
 }
 
 // z * c for a real constant c, part by part: a complex multiply by (c, 0)
 // turns an infinite part into NaN (log2(0) is -inf, not -inf + nan j).
 Value scale_parts(Builder& b, Value z, double c) {
-  const hlo::TensorType part{real_part_type(z.type.element), z.type.dims};
+  const hlo::TensorType part{hlo::real_part_type(z.type.element), z.type.dims};
   Value k = b.splat(b.constant(part.element, c), part.dims);
   Value re = b.binary("multiply", b.op("stablehlo.real", {z}, part), k);
   Value im = b.binary("multiply", b.op("stablehlo.imag", {z}, part), k);
@@ -575,6 +563,9 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          if (hlo::is_complex(x.type.element)) return complex_abs(b, x);
          return b.unary("abs", x); }}},
       {"neg", {R::kPromoted, unary("negate")}},
+      {"conj_physical", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         return hlo::is_complex(x.type.element) ? b.conj(x) : x; }}},
       {"sign", {R::kPromoted, real_sign}},
       {"ceil", {R::kPromoted, rounding("ceil")}},
       {"floor", {R::kPromoted, rounding("floor")}},
@@ -664,11 +655,11 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"sigmoid_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value y = in["output"];
          Value d = b.binary("multiply", y, b.binary("subtract", scalar_like(b, in, 1), y));
-         return b.binary("multiply", in["grad_output"], hlo::is_complex(in.compute) ? conj(b, d) : d); }}},
+         return b.binary("multiply", in["grad_output"], hlo::is_complex(in.compute) ? b.conj(d) : d); }}},
       {"tanh_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value y = in["output"];
          Value d = b.binary("subtract", scalar_like(b, in, 1), b.binary("multiply", y, y));
-         return b.binary("multiply", in["grad_output"], hlo::is_complex(in.compute) ? conj(b, d) : d); }}},
+         return b.binary("multiply", in["grad_output"], hlo::is_complex(in.compute) ? b.conj(d) : d); }}},
       {"threshold_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value g = in["grad_output"];
          return b.select(b.compare(C::kLE, in["self"], in["threshold"]), b.zeros(g.type), g); },
@@ -905,57 +896,32 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
 std::vector<std::string> overloads() {
   const std::vector<std::pair<std::vector<const char*>, std::vector<const char*>>> families = {
       // op, op_, op.out
-      {{"abs",
-        "neg",
-        "sign",
-        "ceil",
-        "floor",
-        "trunc",
-        "frac",
-        "bitwise_not",
-        "sqrt",
-        "rsqrt",
-        "exp",
-        "exp2",
-        "expm1",
-        "log",
-        "log2",
-        "log10",
-        "log1p",
-        "reciprocal",
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "sinh",
-        "cosh",
-        "asinh",
-        "acosh",
-        "atanh",
-        "tanh",
-        "sigmoid",
-        "erf",
-        "erfinv",
-        "logit",
-        "logical_not",
-        "logical_and",
-        "logical_or",
-        "logical_xor",
-        "gelu",
-        "silu",
-        "mish",
-        "hardsigmoid",
-        "hardswish",
-        "hardtanh",
-        "elu",
-        "leaky_relu",
-        "atan2",
-        "hypot",
-        "copysign.Tensor",
-        "fmod.Tensor",
-        "remainder.Tensor",
+      {{"abs",           "neg",
+        "conj_physical", "sign",
+        "ceil",          "floor",
+        "trunc",         "frac",
+        "bitwise_not",   "sqrt",
+        "rsqrt",         "exp",
+        "exp2",          "expm1",
+        "log",           "log2",
+        "log10",         "log1p",
+        "reciprocal",    "sin",
+        "cos",           "tan",
+        "asin",          "acos",
+        "atan",          "sinh",
+        "cosh",          "asinh",
+        "acosh",         "atanh",
+        "tanh",          "sigmoid",
+        "erf",           "erfinv",
+        "logit",         "logical_not",
+        "logical_and",   "logical_or",
+        "logical_xor",   "gelu",
+        "silu",          "mish",
+        "hardsigmoid",   "hardswish",
+        "hardtanh",      "elu",
+        "leaky_relu",    "atan2",
+        "hypot",         "copysign.Tensor",
+        "fmod.Tensor",   "remainder.Tensor",
         "nan_to_num"},
        {"", "_", ".out"}},
       // op, op_ (no out overload with this name)

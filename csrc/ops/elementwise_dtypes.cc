@@ -121,6 +121,7 @@ bool out_dtype_must_match(const std::string& overload_name) {
   static const auto* strict = new std::unordered_set<std::string>{
       "abs.out",
       "neg.out",
+      "conj_physical.out",
       "sign.out",
       "sgn.out",
       "ceil.out",

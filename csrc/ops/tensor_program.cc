@@ -25,7 +25,9 @@ ViewArg::ViewArg(const at::Tensor& t)
       sizes(t.sizes()),
       strides(t.strides()),
       offset(t.storage_offset()),
-      numel(t.numel()) {}
+      numel(t.numel()),
+      conj(t.is_conj()),
+      neg(t.is_neg()) {}
 
 hlo::StridedView ViewArg::strided() const {
   hlo::StridedView v;
@@ -41,6 +43,7 @@ void ViewArg::append_key(std::string& key) const {
   append_sequence(key, sizes);
   key.append(reinterpret_cast<const char*>(strides.data()), strides.size() * sizeof(int64_t));
   append_bytes(key, offset);
+  append_bytes(key, static_cast<uint8_t>(conj | (neg << 1)));
 }
 
 namespace {
@@ -214,6 +217,17 @@ std::string TensorProgram::build_key() const {
   return key;
 }
 
+namespace {
+
+// x as a view with `v`'s conjugate and negative bits reads it.
+hlo::Value through_bits(hlo::Builder& b, hlo::Value x, const ViewArg& v) {
+  if (v.conj && hlo::is_complex(x.type.element)) x = b.conj(x);
+  if (v.neg) x = b.unary("negate", x);
+  return x;
+}
+
+}  // namespace
+
 std::string TensorProgram::lower_to_text(Lowering lower) const {
   hlo::Builder b;
   std::vector<hlo::Value> current(slots_.size());
@@ -236,8 +250,9 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
     }
     const auto& [slot, view] = inputs_[idx];
     const std::vector<int64_t> sizes(view.sizes.begin(), view.sizes.end());
-    values.push_back(slot < 0 ? b.zeros({view.element, sizes})
-                              : hlo::read_view(b, current[slot], view.strided()));
+    values.push_back(slot < 0
+                         ? b.zeros({view.element, sizes})
+                         : through_bits(b, hlo::read_view(b, current[slot], view.strided()), view));
   }
   std::vector<hlo::Value> results = lower(b, values);
   const size_t extra = index_check_op_ != nullptr ? 1 : 0;
@@ -248,7 +263,9 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
     const auto& [slot, view] = outputs_[i];
     if (slot < 0) continue;
     const std::vector<int64_t> sizes(view.sizes.begin(), view.sizes.end());
-    hlo::Value value = b.convert(results[i], view.element);
+    // (conjugation and negation are their own inverses: the plain values to
+    // store are the result read through dst's bits)
+    hlo::Value value = through_bits(b, b.convert(results[i], view.element), view);
     if (value.type.dims != sizes) value = b.reshape(value, sizes);
     if (!slots_[slot].needs_base) {
       current[slot] = hlo::dense_to_flat(b, value, view.strided());
@@ -354,6 +371,8 @@ void fill_tensor(const at::Tensor& out, const c10::Scalar& value, const char* op
 }
 
 void copy_on_device(const at::Tensor& dst, const at::Tensor& src, const char* op) {
+  // (the values as src's conjugate/negative bits read them, stored as dst's
+  // read them: ViewArg)
   TensorProgram program(op, "copy");
   program.input(src);
   program.output(dst);

@@ -36,6 +36,12 @@ struct ViewArg {
   at::DimVector strides;  // in elements
   int64_t offset;         // in elements
   int64_t numel;
+  // A conjugate or negative view (x.conj(), its .imag): the storage holds the
+  // plain values, and the program reads (or writes) them through the bit.
+  // PyTorch's fallbacks resolve the bits before most kernels, but not before
+  // copy_, clone, the matrix products and the views.
+  bool conj;
+  bool neg;
 
   explicit ViewArg(const at::Tensor& t);
   hlo::StridedView strided() const;
