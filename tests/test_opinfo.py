@@ -360,8 +360,6 @@ SKIPS = {
     **_samples_of("linalg.matrix_norm", range(4, 8), _needs("aten::_linalg_svd.U", "ord='nuc'")),
     # -- backward formulas that need an aten op with no tpu lowering yet --
     ("sgn", "float32", "grad"): _needs("aten::_efficientzerotensor", "sgn backward, real input"),
-    ("unfold", "float32", "grad"): _needs("aten::unfold_backward"),
-    ("unfold_copy", "float32", "grad"): _needs("aten::unfold_backward"),
 }
 
 # Ops with an indices output whose order among equal values PyTorch leaves

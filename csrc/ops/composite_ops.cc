@@ -140,6 +140,26 @@ at::Tensor& glu_backward_out(const at::Tensor& grad_output, const at::Tensor& se
   return grad_input.copy_(at::cat({grad_a, grad_b}, dim));
 }
 
+// Window w of unfold holds input positions w * step + k (k < size): its
+// gradient is one index_add of every window element into those positions
+// (overlapping windows add up, as CPU's kernel adds them).
+at::Tensor unfold_backward(const at::Tensor& grad_in, at::IntArrayRef input_sizes, int64_t dim,
+                           int64_t size, int64_t step) {
+  dim = at::maybe_wrap_dim(dim, static_cast<int64_t>(std::max<size_t>(input_sizes.size(), 1)));
+  at::Tensor grad_input = at::zeros(input_sizes, grad_in.options());
+  if (grad_in.numel() == 0) return grad_input;
+  const int64_t windows = grad_in.size(input_sizes.empty() ? 0 : dim);
+  // [..., windows, ..., size] -> [..., windows * size, ...]
+  at::Tensor g = input_sizes.empty() ? grad_in.reshape({-1})
+                                     : grad_in.movedim(-1, dim + 1).flatten(dim, dim + 1);
+  const at::Tensor index = (at::arange(windows, grad_in.options().dtype(at::kLong)) * step)
+                               .unsqueeze(1)
+                               .add(at::arange(size, grad_in.options().dtype(at::kLong)))
+                               .reshape({-1});
+  if (input_sizes.empty()) return grad_input.reshape({1}).index_add_(0, index, g).reshape({});
+  return grad_input.index_add_(dim, index, g);
+}
+
 at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim) {
   at::Tensor grad_input = at::empty({0}, self.options());
   return glu_backward_out(grad_output, self, dim, grad_input);

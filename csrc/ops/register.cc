@@ -13,6 +13,7 @@
 #include "ops/distance_kernels.h"
 #include "ops/elementwise.h"
 #include "ops/embedding_bag_kernels.h"
+#include "ops/fft_kernels.h"
 #include "ops/histogram_kernels.h"
 #include "ops/im2col_kernels.h"
 #include "ops/index_kernels.h"
@@ -256,6 +257,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
   m.impl("glu.out", TORCH_FN(glu_out));
   m.impl("glu_backward", TORCH_FN(glu_backward));
+  m.impl("unfold_backward", TORCH_FN(unfold_backward));
   m.impl("glu_backward.grad_input", TORCH_FN(glu_backward_out));
   m.impl("norm.out", TORCH_FN(norm_out));
   m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
@@ -265,6 +267,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histc.out", TORCH_FN(histc_out));
   m.impl("_cdist_forward", TORCH_FN(cdist_forward));
   m.impl("_cdist_backward", TORCH_FN(cdist_backward));
+  m.impl("_fft_c2c", TORCH_FN(fft_c2c));
+  m.impl("_fft_c2c.out", TORCH_FN(fft_c2c_out));
+  m.impl("_fft_r2c", TORCH_FN(fft_r2c));
+  m.impl("_fft_r2c.out", TORCH_FN(fft_r2c_out));
+  m.impl("_fft_c2r", TORCH_FN(fft_c2r));
+  m.impl("_fft_c2r.out", TORCH_FN(fft_c2r_out));
   m.impl("_ctc_loss", TORCH_FN(ctc_loss));
   m.impl("_ctc_loss.Tensor", TORCH_FN(ctc_loss_tensor));
   m.impl("_ctc_loss_backward", TORCH_FN(ctc_loss_backward));

@@ -47,6 +47,10 @@ at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out);
 at::Tensor& glu_backward_out(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim,
                              at::Tensor& grad_input);
 at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim);
+// The gradient of Tensor.unfold(dim, size, step) (stft/istft's framing,
+// im2col-style patching in Python).
+at::Tensor unfold_backward(const at::Tensor& grad_in, at::IntArrayRef input_sizes, int64_t dim,
+                           int64_t size, int64_t step);
 at::Tensor& norm_scalar_out(const at::Tensor& self, const at::Scalar& p, at::Tensor& out);
 at::Tensor& norm_scalar_opt_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
                                       at::ScalarType dtype, at::Tensor& out);
