@@ -29,3 +29,16 @@ def plugin_path(request):
     if path is None:
         pytest.fail(f"plugin {request.param} is not installed (scripts/setup.sh installs it)")
     return path
+
+
+@pytest.fixture(scope="module")
+def cpu_fallback_off():
+    """The CPU fallback off for a module's tests (a missing lowering must
+    fail them), whatever TORCH_TPU_CPU_FALLBACK says; restored afterwards."""
+    import torch_tpu
+
+    c = torch_tpu._C
+    prev = c._cpu_fallback_enabled()
+    c._set_cpu_fallback(False)
+    yield
+    c._set_cpu_fallback(prev)

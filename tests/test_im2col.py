@@ -28,13 +28,7 @@ from cpu_reference import DEV, outcome, same
 A = torch.ops.aten
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cpu_fallback_off():
-    c = torch_tpu._C
-    prev = c._cpu_fallback_enabled()
-    c._set_cpu_fallback(False)
-    yield
-    c._set_cpu_fallback(prev)
+pytestmark = pytest.mark.usefixtures("cpu_fallback_off")
 
 
 @pytest.fixture(autouse=True)

@@ -22,13 +22,7 @@ DEV = "tpu"
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cpu_fallback_off():
-    c = torch_tpu._C
-    prev = c._cpu_fallback_enabled()
-    c._set_cpu_fallback(False)
-    yield
-    c._set_cpu_fallback(prev)
+pytestmark = pytest.mark.usefixtures("cpu_fallback_off")
 
 
 def _to(x):

@@ -40,21 +40,13 @@ LOW_PRECISION_TOL = 2e-2
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss:UserWarning"),
+    pytest.mark.usefixtures("cpu_fallback_off"),
 ]
 
 
 # ---------------------------------------------------------------------------
 # fixtures and helpers
 # ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _cpu_fallback_off():
-    c = torch_tpu._C
-    prev = c._cpu_fallback_enabled()
-    c._set_cpu_fallback(False)
-    yield
-    c._set_cpu_fallback(prev)
 
 
 @pytest.fixture(scope="module", autouse=True)
