@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 namespace torch_tpu::ops {
 namespace {
@@ -27,6 +28,11 @@ std::map<std::string, int64_t>& counts() {
   static auto* c = new std::map<std::string, int64_t>();
   return *c;
 }
+// Operators already warned about: once per process, whatever the counts.
+std::set<std::string>& warned() {
+  static auto* w = new std::set<std::string>();
+  return *w;
+}
 
 }  // namespace
 
@@ -36,6 +42,11 @@ void set_cpu_fallback_enabled(bool enabled) { fallback_flag() = enabled; }
 std::map<std::string, int64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mutex());
   return counts();
+}
+
+void reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(counts_mutex());
+  counts().clear();
 }
 
 void missing_op(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -48,7 +59,8 @@ void missing_op(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(counts_mutex());
-    first = counts()[full]++ == 0;
+    counts()[full]++;
+    first = warned().insert(full).second;
   }
   if (first) {
     TORCH_WARN("The operator '", full,

@@ -15,5 +15,8 @@ bool cpu_fallback_enabled();
 void set_cpu_fallback_enabled(bool enabled);
 // Operator name -> number of CPU fallback runs.
 std::map<std::string, int64_t> fallback_counts();
+// Zeroes the counts (torch_tpu.debug.reset_metrics); the once-per-operator
+// warning is not repeated.
+void reset_fallback_counts();
 
 }  // namespace torch_tpu::ops

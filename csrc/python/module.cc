@@ -121,7 +121,10 @@ PYBIND11_MODULE(_C, m) {
     snapshot["cached_executables"] = static_cast<int64_t>(ExecutableCache::get().size());
     return snapshot;
   });
-  m.def("_reset_metrics", [] { Metrics::get().reset(); });
+  m.def("_reset_metrics", [] {
+    Metrics::get().reset();
+    ops::reset_fallback_counts();
+  });
   m.def("_fallback_counts", &ops::fallback_counts);
   m.def("_elementwise_overloads", &ops::elementwise_overloads);
   m.def("_set_cpu_fallback", &ops::set_cpu_fallback_enabled);
