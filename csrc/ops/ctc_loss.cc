@@ -152,11 +152,7 @@ Extended extend(Builder& b, Value lp, Value targets, Value lengths, int64_t blan
       b.compare(Compare::kEQ, b.binary("remainder", e.s, s64_splat(b, 2, ns)), s64_splat(b, 1, ns));
   Value labelled = b.binary("and", odd, b.compare(Compare::kLT, half, e.target_len));
   e.label = s64_splat(b, blank, ns);
-  const int64_t numel = [&] {
-    int64_t n = 1;
-    for (int64_t d : targets.type.dims) n *= d;
-    return n;
-  }();
+  const int64_t numel = targets.type.numel();
   if (numel > 0) {
     // Where each sample's labels start in the flattened targets.
     Value start;
