@@ -37,6 +37,8 @@ _DESCRIPTIONS = {
     "d2h_bytes": "device-to-host bytes",
     "host_syncs": "blocking device-to-host reads",
     "pending_materializations": "deferred values materialized",
+    "donated_buffers": "writes done in place (buffer donated)",
+    "undonatable_buffers": "writes copied (buffer still held elsewhere)",
     "cpu_fallbacks": "operator runs on the CPU fallback",
 }
 

@@ -33,7 +33,8 @@ int64_t DeviceStorage::element_count() const {
 pjrt::BufferPtr DeviceStorage::buffer(hlo::ElementType element_if_empty) {
   std::shared_ptr<PendingNode> pending;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    donated_.wait(lock, [this] { return !donating_; });
     if (buffer_) return buffer_;
     pending = pending_;
     if (!pending) element_ = storage_element_for(nbytes_, element_if_empty);
@@ -55,10 +56,32 @@ pjrt::BufferPtr DeviceStorage::buffer(hlo::ElementType element_if_empty) {
 }
 
 void DeviceStorage::set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    buffer_ = std::move(buffer);
+    pending_.reset();
+    element_ = element;
+    if (!donating_) return;
+    donating_ = false;
+  }
+  donated_.notify_all();
+}
+
+bool DeviceStorage::begin_donation(const pjrt::BufferPtr& held) {
   std::lock_guard<std::mutex> lock(mu_);
-  buffer_ = std::move(buffer);
-  pending_.reset();
-  element_ = element;
+  // (held by this storage and by the writer's launch arguments: two)
+  if (buffer_ != held || held.use_count() != 2) return false;
+  donating_ = true;
+  return true;
+}
+
+void DeviceStorage::end_donation() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!donating_) return;
+    donating_ = false;
+  }
+  donated_.notify_all();
 }
 
 void DeviceStorage::set_pending(std::shared_ptr<PendingNode> node, hlo::ElementType element) {

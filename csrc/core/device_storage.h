@@ -8,6 +8,7 @@
 // of any dtype view it through hlo::StridedView.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -51,6 +52,21 @@ class DeviceStorage {
   void set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element);
   void set_pending(std::shared_ptr<PendingNode> node, hlo::ElementType element);
 
+  // Held by a program that rewrites part of the storage, from reading its
+  // buffer to storing the new one, so that two threads writing different
+  // rows of one tensor do not lose each other's rows (CPU and CUDA keep
+  // both). Taken in address order when a program writes several storages.
+  std::mutex& write_mutex() { return write_mu_; }
+
+  // For a writer holding write_mutex() that read `held` as the base: true
+  // when the storage and the writer are the buffer's only holders, in which
+  // case the writer may donate it to its program; from then until the next
+  // set_buffer() (or end_donation()), buffer() waits, so no reader is handed
+  // a buffer whose memory the program now owns.
+  bool begin_donation(const pjrt::BufferPtr& held);
+  // Ends a donation without a new buffer (the launch failed).
+  void end_donation();
+
  private:
   size_t nbytes_;
   int device_index_;
@@ -59,6 +75,9 @@ class DeviceStorage {
   hlo::ElementType element_ = hlo::ElementType::kU8;
   pjrt::BufferPtr buffer_;
   std::shared_ptr<PendingNode> pending_;
+  bool donating_ = false;
+  std::condition_variable donated_;  // signalled when donating_ clears
+  std::mutex write_mu_;
 };
 
 // Element type a storage of `nbytes` uses when first written with `wanted`:

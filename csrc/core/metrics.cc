@@ -20,13 +20,15 @@ std::map<std::string, int64_t> Metrics::snapshot() const {
       {"d2h_bytes", d2h_bytes.load()},
       {"host_syncs", host_syncs.load()},
       {"pending_materializations", pending_materializations.load()},
+      {"donated_buffers", donated_buffers.load()},
+      {"undonatable_buffers", undonatable_buffers.load()},
   };
 }
 
 void Metrics::reset() {
   for (auto* c : {&compiles, &compile_time_ns, &cache_hits, &executable_evictions, &executions,
                   &h2d_transfers, &h2d_bytes, &d2h_transfers, &d2h_bytes, &host_syncs,
-                  &pending_materializations}) {
+                  &pending_materializations, &donated_buffers, &undonatable_buffers}) {
     c->store(0);
   }
 }

@@ -23,6 +23,10 @@ struct Metrics {
   // to drain, so ops that need data-dependent sizes aim for one per call.
   std::atomic<int64_t> host_syncs{0};
   std::atomic<int64_t> pending_materializations{0};
+  // Storage buffers a write updated in place (donated to its program), and
+  // those it could not donate because something else still held them.
+  std::atomic<int64_t> donated_buffers{0};
+  std::atomic<int64_t> undonatable_buffers{0};
 
   static Metrics& get();
   std::map<std::string, int64_t> snapshot() const;

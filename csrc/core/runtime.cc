@@ -89,6 +89,7 @@ Runtime::Runtime() {
     // The Runtime (and so the client) is never destroyed: tearing a client
     // down during interpreter shutdown races with the plugin's threads.
     client_ = pjrt::Client::create(api, options);
+    device_memory_is_host_ = client_->platform_name() == "cpu";
     for (const auto& device : client_->devices()) {
       pjrt::MemoryStats stats;
       const bool known = client_->memory_stats(device, &stats) && stats.bytes_limit > 0;

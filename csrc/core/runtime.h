@@ -35,6 +35,10 @@ class Runtime {
   // Bytes of device memory the allocator may hand out (queried once per
   // device at start-up: every allocation checks it).
   int64_t memory_limit(int index) const;
+  // True where device buffers live in this process's host memory (the CPU
+  // plugin): transfers then are one host copy (a zero-copy upload of a
+  // fresh host copy; a download read straight from the buffer's memory).
+  bool device_memory_is_host() const { return device_memory_is_host_; }
 
  private:
   Runtime();
@@ -42,6 +46,7 @@ class Runtime {
   std::vector<int64_t> memory_limits_;
   std::string plugin_path_;
   std::string plugin_reason_;
+  bool device_memory_is_host_ = false;
 };
 
 }  // namespace torch_tpu

@@ -30,13 +30,15 @@ namespace {
 }  // namespace
 
 std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
-                                    c10::ArrayRef<pjrt::BufferPtr> args, int device_index) {
+                                    c10::ArrayRef<pjrt::BufferPtr> args, int device_index,
+                                    c10::ArrayRef<int64_t> non_donatable) {
   c10::SmallVector<PJRT_Buffer*, 8> raw;
   for (const auto& a : args) raw.push_back(a->raw());
   const auto& device = Runtime::get().device(device_index);
   pjrt::ExecuteResult result;
   try {
-    result = exe.execute(raw.data(), raw.size(), device.raw);
+    result =
+        exe.execute(raw.data(), raw.size(), device.raw, non_donatable.data(), non_donatable.size());
   } catch (const pjrt::Error& e) {
     rethrow(e, "execute");
   }
@@ -104,6 +106,45 @@ pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::ve
     }
   }
   return h2d.buffer;
+}
+
+pjrt::BufferPtr upload_owned(const void* data, hlo::ElementType element,
+                             const std::vector<int64_t>& dims, int device_index,
+                             std::shared_ptr<void> owner) {
+  auto& runtime = Runtime::get();
+  if (!runtime.device_memory_is_host()) return upload(data, element, dims, device_index);
+  pjrt::HostToDevice h2d;
+  try {
+    h2d = runtime.client().buffer_from_host(data, buffer_type_for(element), dims,
+                                            runtime.device(device_index),
+                                            pjrt::HostSemantics::kZeroCopy);
+  } catch (const pjrt::Error& e) {
+    rethrow(e, "host-to-device copy");
+  }
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  Metrics::get().h2d_transfers++;
+  Metrics::get().h2d_bytes += count * static_cast<int64_t>(hlo::byte_size(element));
+  // Fires when the plugin no longer uses the memory: when the buffer is
+  // destroyed (never tracked as work in flight: it is not).
+  if (h2d.done_with_host) h2d.done_with_host->on_ready([owner](const std::string&) {});
+  return h2d.buffer;
+}
+
+std::unique_ptr<pjrt::PinnedMemory> host_view(const pjrt::BufferPtr& buffer, int device_index) {
+  if (!Runtime::get().device_memory_is_host()) return nullptr;
+  raise_async_errors(device_index);
+  std::unique_ptr<pjrt::PinnedMemory> view;
+  try {
+    buffer->ready_event()->await();
+    view = std::make_unique<pjrt::PinnedMemory>(buffer);
+  } catch (const pjrt::Error& e) {
+    rethrow(e, "device-to-host copy");
+  }
+  Metrics::get().d2h_transfers++;
+  Metrics::get().d2h_bytes += static_cast<int64_t>(buffer->on_device_size());
+  Metrics::get().host_syncs++;
+  return view;
 }
 
 void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes, int device_index) {

@@ -19,8 +19,11 @@
 
 namespace torch_tpu {
 
+// Arguments the program aliases to results are donated, except those whose
+// indices are in `non_donatable` (sorted ascending).
 std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
-                                    c10::ArrayRef<pjrt::BufferPtr> args, int device_index);
+                                    c10::ArrayRef<pjrt::BufferPtr> args, int device_index,
+                                    c10::ArrayRef<int64_t> non_donatable = {});
 
 // Blocks until all work launched on the device so far has finished; raises
 // the first asynchronous error, if any.
@@ -41,6 +44,18 @@ WorkMarker mark_device_work(int device_index);
 // `keep_alive` is held until the host data has been consumed.
 pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
                        int device_index, std::shared_ptr<void> keep_alive = nullptr);
+// Host -> device of a host copy made for this upload alone, which `owner`
+// keeps alive: where device memory is host memory, the buffer uses that
+// memory itself (zero copy; `owner` is released when the buffer is
+// destroyed); elsewhere the plugin copies it before this returns.
+pjrt::BufferPtr upload_owned(const void* data, hlo::ElementType element,
+                             const std::vector<int64_t>& dims, int device_index,
+                             std::shared_ptr<void> owner);
+// Where device memory is host memory: raises the device's pending
+// asynchronous errors (a host read is a sync point), waits until the buffer
+// holds its contents, and returns its memory, readable until the result is
+// destroyed. Null elsewhere (use download()).
+std::unique_ptr<pjrt::PinnedMemory> host_view(const pjrt::BufferPtr& buffer, int device_index);
 // Device -> host: raises the device's pending asynchronous errors (a host
 // read is a sync point), then blocks until `dst` holds the buffer's contents.
 void download(const pjrt::Buffer& buffer, void* dst, size_t nbytes, int device_index);

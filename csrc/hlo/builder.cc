@@ -70,6 +70,7 @@ Value Builder::parameter(const TensorType& type) {
   value_index_.push_back(static_cast<int>(params_.size()));
   value_types_.push_back(type);
   params_.push_back(type);
+  param_alias_.push_back(-1);
   return v;
 }
 
@@ -488,11 +489,25 @@ Value Builder::select(Value pred, Value on_true, Value on_false) {
 
 void Builder::set_results(const std::vector<Value>& results) { results_ = results; }
 
+void Builder::alias_result(Value param, int result_index) {
+  if (param.id < 0 || !is_param_.at(param.id)) {
+    throw std::invalid_argument("alias_result: not a parameter");
+  }
+  if (result_index < 0 || static_cast<size_t>(result_index) >= results_.size() ||
+      !(results_[result_index].type == param.type)) {
+    throw std::invalid_argument("alias_result: no result of the parameter's type at that index");
+  }
+  param_alias_.at(value_index_.at(param.id)) = result_index;
+}
+
 std::string Builder::module_text() const {
   std::string s = "module @torch_tpu {\n  func.func public @main(";
   for (size_t i = 0; i < params_.size(); ++i) {
     if (i) s += ", ";
     s += "%arg" + std::to_string(i) + ": " + params_[i].str();
+    if (param_alias_[i] >= 0) {
+      s += " {tf.aliasing_output = " + std::to_string(param_alias_[i]) + " : i32}";
+    }
   }
   s += ") -> (" + type_list(results_) + ") {\n";
   for (const auto& line : lines_) s += "    " + line + "\n";

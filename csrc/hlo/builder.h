@@ -146,6 +146,12 @@ class Builder {
            const std::string& attributes = "");
 
   void set_results(const std::vector<Value>& results);
+  // Lets the executable write result `result_index` into parameter
+  // `param`'s memory when the caller donates that argument at launch (the
+  // `tf.aliasing_output` argument attribute, which XLA reads as a may-alias
+  // pair: an argument launched as non-donatable is copied instead). The
+  // types must match exactly.
+  void alias_result(Value param, int result_index);
   const std::vector<TensorType>& parameter_types() const { return params_; }
   const std::vector<Value>& results() const { return results_; }
 
@@ -177,6 +183,7 @@ class Builder {
                                     const std::string& b, Compare direction, ElementType element);
 
   std::vector<TensorType> params_;
+  std::vector<int> param_alias_;  // per parameter: the result it may alias, or -1
   std::vector<bool> is_param_;
   std::vector<int> value_index_;   // param number or op result number
   std::vector<int> result_index_;  // result number of a multi-result op, else -1

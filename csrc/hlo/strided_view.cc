@@ -22,6 +22,15 @@ bool StridedView::is_contiguous() const {
   return true;
 }
 
+int64_t StridedView::span() const {
+  int64_t last = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    last += (sizes[i] - 1) * strides[i];
+  }
+  return last + 1;
+}
+
 namespace {
 
 // Element types bitcast_convert cannot take directly, and the type whose
@@ -145,10 +154,12 @@ bool plan_block(const StridedView& v, BlockPlan* plan) {
   return true;
 }
 
-// Flat element index of every view position, as an s64 tensor of view.sizes.
-Value flat_indices(Builder& b, const StridedView& v) {
+// Flat element index of every view position, as an s64 tensor of view.sizes,
+// from the scalar s64 `offset` (computed on the device: nothing per call is
+// uploaded, and a new offset does not change the program).
+Value flat_indices(Builder& b, const StridedView& v, Value offset) {
   TensorType idx_type{ElementType::kS64, v.sizes};
-  Value acc = b.splat(b.constant_int(ElementType::kS64, v.offset), v.sizes);
+  Value acc = b.splat(offset, v.sizes);
   for (size_t d = 0; d < v.sizes.size(); ++d) {
     if (v.sizes[d] == 1 || v.strides[d] == 0) continue;
     Value term = b.iota(idx_type, static_cast<int64_t>(d));
@@ -206,7 +217,19 @@ Value read_view(Builder& b, Value base, const StridedView& v) {
   }
   BlockPlan plan;
   if (plan_block(v, &plan)) return read_block(b, flat, v, plan);
-  return b.gather_1d(flat, flat_indices(b, v));
+  return b.gather_1d(flat, flat_indices(b, v, b.constant_int(ElementType::kS64, v.offset)));
+}
+
+Value read_view_at(Builder& b, Value base, const StridedView& v, Value offset) {
+  Value flat = bitcast_flat(b, base, v.element);
+  const int64_t span = v.span();
+  if (span == 0) return b.zeros({v.element, v.sizes});
+  // A view reaching the whole storage can only start at 0.
+  StridedView at_zero = v;
+  at_zero.offset = 0;
+  if (span == flat.type.dims.at(0)) return read_view(b, flat, at_zero);
+  // The span at the runtime offset, then the view read statically inside it.
+  return read_view(b, b.dynamic_slice(flat, {offset}, {span}), at_zero);
 }
 
 ElementType written_storage_element(ElementType storage, ElementType view) {
@@ -239,8 +262,24 @@ Value write_view(Builder& b, Value base, const StridedView& v, Value value) {
       updated = b.dynamic_update_slice(flat, flat_value, {v.offset});
     }
   } else {
-    updated = b.scatter_1d(flat, flat_indices(b, v), value);
+    updated =
+        b.scatter_1d(flat, flat_indices(b, v, b.constant_int(ElementType::kS64, v.offset)), value);
   }
+  return bitcast_flat(b, updated, storage_type);
+}
+
+Value write_view_at(Builder& b, Value base, const StridedView& v, Value value, Value offset) {
+  const ElementType storage_type = written_storage_element(base.type.element, v.element);
+  Value flat = bitcast_flat(b, base, v.element);
+  if (v.numel() == 0) return base;
+  StridedView at_zero = v;
+  at_zero.offset = 0;
+  if (v.span() == flat.type.dims.at(0)) return write_view(b, base, at_zero, value);
+  // In place when the storage's buffer is donated: an update of the view's
+  // elements only, whatever the storage's size.
+  Value updated = v.is_contiguous()
+                      ? b.dynamic_update_slice_at(flat, b.reshape(value, {v.numel()}), {offset})
+                      : b.scatter_1d(flat, flat_indices(b, v, offset), value);
   return bitcast_flat(b, updated, storage_type);
 }
 

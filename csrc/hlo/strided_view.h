@@ -23,6 +23,9 @@ struct StridedView {
 
   int64_t numel() const;
   bool is_contiguous() const;
+  // Elements from the first to one past the last the view reaches (0 when
+  // empty): the part of the storage a view at any offset depends on.
+  int64_t span() const;
 };
 
 // `base` is the flat storage buffer (any element type; reinterpreted as
@@ -33,6 +36,13 @@ Value read_view(Builder& b, Value base, const StridedView& view);
 // view.sizes, element view.element) written through the view. The result's
 // element type is written_storage_element(base's, view.element).
 Value write_view(Builder& b, Value base, const StridedView& view, Value value);
+
+// The same with the view's offset a runtime s64 scalar `offset` (in
+// view.element units; view.offset is ignored): one program serves the view
+// at every position, `x[i]` for every i. The caller guarantees that
+// offset + view.span() fits the storage, as every PyTorch view does.
+Value read_view_at(Builder& b, Value base, const StridedView& view, Value offset);
+Value write_view_at(Builder& b, Value base, const StridedView& view, Value value, Value offset);
 
 // The element type a storage holds after a write through a view of `view`
 // elements into a storage of `storage` elements: the storage's own, except

@@ -2,9 +2,11 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 
 #include "core/allocator.h"
 #include "core/dtype_map.h"
+#include "core/runtime.h"
 #include "exec/launcher.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
@@ -38,12 +40,20 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   host = host.contiguous();
   const hlo::ElementType type = element_type_for(dst.scalar_type(), "copy_");
   const int device = dst.device().index();
-  // A non-blocking copy keeps the host tensor alive until the plugin has read
-  // it; a blocking one copies before returning.
-  std::shared_ptr<void> keep_alive;
-  if (non_blocking) keep_alive = std::make_shared<at::Tensor>(host);
-  pjrt::BufferPtr buffer =
-      upload(host.data_ptr(), type, {host.numel()}, device, std::move(keep_alive));
+  pjrt::BufferPtr buffer;
+  if (Runtime::get().device_memory_is_host()) {
+    // One host copy (PyTorch's own, multi-threaded), which the device buffer
+    // then uses in place: the caller's tensor may change after the call.
+    if (host.storage().is_alias_of(src.storage())) host = host.clone();
+    buffer = upload_owned(host.data_ptr(), type, {host.numel()}, device,
+                          std::make_shared<at::Tensor>(host));
+  } else {
+    // A non-blocking copy keeps the host tensor alive until the plugin has
+    // read it; a blocking one copies before returning.
+    std::shared_ptr<void> keep_alive;
+    if (non_blocking) keep_alive = std::make_shared<at::Tensor>(host);
+    buffer = upload(host.data_ptr(), type, {host.numel()}, device, std::move(keep_alive));
+  }
   if (whole) {
     storage->set_buffer(std::move(buffer), type);
     return;
@@ -67,29 +77,51 @@ bool is_large_contiguous_run(const at::Tensor& t) {
          s->element() == element_type_for(t.scalar_type(), "copy_");
 }
 
+// The device buffer's contents as a CPU tensor of `sizes` and `options`
+// over its own memory, where device memory is host memory (the CPU plugin):
+// reading it is one host copy, PyTorch's own. Undefined elsewhere. `view`
+// keeps the memory readable.
+at::Tensor host_alias(const pjrt::BufferPtr& buffer, at::IntArrayRef sizes,
+                      const at::TensorOptions& options, int device,
+                      std::unique_ptr<pjrt::PinnedMemory>& view) {
+  view = host_view(buffer, device);
+  if (!view) return at::Tensor();
+  return at::from_blob(const_cast<void*>(view->data()), sizes, options.device(c10::kCPU));
+}
+
 // Device -> host. `dst` is a CPU tensor of src's shape.
 void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
+  const int device = src.device().index();
+  std::unique_ptr<pjrt::PinnedMemory> view;
   // a conjugate or negative view is resolved on the device first (compact)
   const bool plain = !src.is_conj() && !src.is_neg();
   if (plain && !is_whole_storage(src) && is_large_contiguous_run(src)) {
     DeviceStorage* storage = storage_of(src.storage());
     pjrt::BufferPtr buffer = storage->buffer(storage->element());
-    at::Tensor whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
-    download(*buffer, whole.data_ptr(), storage->nbytes(), src.device().index());
+    at::Tensor whole = host_alias(buffer, {storage->element_count()}, src.options(), device, view);
+    if (!whole.defined()) {
+      whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
+      download(*buffer, whole.data_ptr(), storage->nbytes(), device);
+    }
     dst.copy_(whole.narrow(0, src.storage_offset(), src.numel()).view(src.sizes()));
     return;
   }
   at::Tensor dense = plain && is_whole_storage(src) ? src : compact(src);
   DeviceStorage* storage = storage_of(dense.storage());
   pjrt::BufferPtr buffer = storage->buffer(element_type_for(dense.scalar_type(), "copy_"));
+  at::Tensor aliased = host_alias(buffer, src.sizes(), src.options(), device, view);
+  if (aliased.defined()) {
+    dst.copy_(aliased);
+    return;
+  }
   const size_t nbytes = static_cast<size_t>(dense.numel()) * dense.element_size();
   if (dst.is_contiguous() && dst.scalar_type() == src.scalar_type() && !dst.is_conj() &&
       !dst.is_neg()) {
-    download(*buffer, dst.data_ptr(), nbytes, src.device().index());
+    download(*buffer, dst.data_ptr(), nbytes, device);
     return;
   }
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
-  download(*buffer, host.data_ptr(), nbytes, src.device().index());
+  download(*buffer, host.data_ptr(), nbytes, device);
   dst.copy_(host);
 }
 

@@ -3,12 +3,15 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 
 #include "core/allocator.h"
 #include "core/dtype_map.h"
+#include "core/metrics.h"
 #include "exec/async_errors.h"
 #include "exec/cache_key.h"
 #include "exec/eager_mode.h"
@@ -42,7 +45,6 @@ void ViewArg::append_key(std::string& key) const {
   append_bytes(key, element);
   append_sequence(key, sizes);
   key.append(reinterpret_cast<const char*>(strides.data()), strides.size() * sizeof(int64_t));
-  append_bytes(key, offset);
   append_bytes(key, static_cast<uint8_t>(conj | (neg << 1)));
 }
 
@@ -230,13 +232,25 @@ hlo::Value through_bits(hlo::Builder& b, hlo::Value x, const ViewArg& v) {
 
 std::string TensorProgram::lower_to_text(Lowering lower) const {
   hlo::Builder b;
-  std::vector<hlo::Value> current(slots_.size());
+  // Parameters: storage bases, scalars, runtime view offsets (inputs, then
+  // outputs), then the index status (the order run() passes them in).
+  std::vector<hlo::Value> bases(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
     const auto& slot = slots_[i];
-    if (slot.needs_base) current[i] = b.parameter({slot.base_element, {slot.base_count}});
+    if (slot.needs_base) bases[i] = b.parameter({slot.base_element, {slot.base_count}});
   }
+  std::vector<hlo::Value> current = bases;
   std::vector<hlo::Value> scalar_values;
   for (const auto& s : scalars_) scalar_values.push_back(b.parameter({s.type, {}}));
+  auto offset_parameters = [&](const auto& views) {
+    std::vector<hlo::Value> offsets(views.size());
+    for (size_t i = 0; i < views.size(); ++i) {
+      if (views[i].second.runtime_offset) offsets[i] = b.parameter({hlo::ElementType::kS64, {}});
+    }
+    return offsets;
+  };
+  const std::vector<hlo::Value> input_offsets = offset_parameters(inputs_);
+  const std::vector<hlo::Value> output_offsets = offset_parameters(outputs_);
   hlo::Value status, op_id;
   if (index_check_op_ != nullptr) {
     status = b.parameter({hlo::ElementType::kS64, {kIndexStatusLength}});
@@ -250,15 +264,19 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
     }
     const auto& [slot, view] = inputs_[idx];
     const std::vector<int64_t> sizes(view.sizes.begin(), view.sizes.end());
-    values.push_back(slot < 0
-                         ? b.zeros({view.element, sizes})
-                         : through_bits(b, hlo::read_view(b, current[slot], view.strided()), view));
+    if (slot < 0) {
+      values.push_back(b.zeros({view.element, sizes}));
+      continue;
+    }
+    hlo::Value read = view.runtime_offset
+                          ? hlo::read_view_at(b, current[slot], view.strided(), input_offsets[idx])
+                          : hlo::read_view(b, current[slot], view.strided());
+    values.push_back(through_bits(b, read, view));
   }
   std::vector<hlo::Value> results = lower(b, values);
   const size_t extra = index_check_op_ != nullptr ? 1 : 0;
   TORCH_CHECK(results.size() == outputs_.size() + extra, op_, ": lowering produced ",
               results.size(), " results for ", outputs_.size(), " outputs");
-  std::vector<bool> written(slots_.size(), false);
   for (size_t i = 0; i < outputs_.size(); ++i) {
     const auto& [slot, view] = outputs_[i];
     if (slot < 0) continue;
@@ -269,14 +287,19 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
     if (value.type.dims != sizes) value = b.reshape(value, sizes);
     if (!slots_[slot].needs_base) {
       current[slot] = hlo::dense_to_flat(b, value, view.strided());
+    } else if (view.runtime_offset) {
+      current[slot] =
+          hlo::write_view_at(b, current[slot], view.strided(), value, output_offsets[i]);
     } else {
       current[slot] = hlo::write_view(b, current[slot], view.strided(), value);
     }
-    written[slot] = true;
   }
   std::vector<hlo::Value> outs;
+  std::vector<std::pair<hlo::Value, int>> aliases;  // base parameter, result index
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (written[i]) outs.push_back(current[i]);
+    if (!slots_[i].written) continue;
+    if (slots_[i].aliased()) aliases.emplace_back(bases[i], static_cast<int>(outs.size()));
+    outs.push_back(current[i]);
   }
   if (index_check_op_ != nullptr) {
     // The first finding since the last check wins: keep the status when it
@@ -288,7 +311,31 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
     outs.push_back(b.select(b.splat(had, status_type.dims), status, mine));
   }
   b.set_results(outs);
+  for (const auto& [base, result] : aliases) b.alias_result(base, result);
   return b.module_text();
+}
+
+void TensorProgram::plan_views_and_writes() {
+  auto plan = [&](auto& views) {
+    for (auto& [slot, view] : views) {
+      if (slot < 0 || !slots_[slot].needs_base) continue;
+      const StorageSlot& s = slots_[slot];
+      view.runtime_offset =
+          view.strided().span() * static_cast<int64_t>(hlo::byte_size(view.element)) <
+          s.base_count * static_cast<int64_t>(hlo::byte_size(s.base_element));
+    }
+  };
+  plan(inputs_);
+  plan(outputs_);
+  // The element type each written storage is left in (as lower_to_text
+  // writes it).
+  for (const auto& [slot, view] : outputs_) {
+    if (slot < 0) continue;
+    StorageSlot& s = slots_[slot];
+    s.written = s.needs_base
+                    ? hlo::written_storage_element(s.written.value_or(s.base_element), view.element)
+                    : view.element;
+  }
 }
 
 void TensorProgram::run(Lowering lower) {
@@ -296,7 +343,19 @@ void TensorProgram::run(Lowering lower) {
   for (const auto& o : outputs_) any_output |= o.first >= 0;
   if (!any_output) return;  // every destination is empty
 
-  // Parameters: storage bases first, then scalars.
+  // The storages this program writes stay locked from reading their bases
+  // to storing the results (DeviceStorage::write_mutex), in address order.
+  c10::SmallVector<DeviceStorage*, 4> written_storages;
+  for (const auto& [slot, view] : outputs_) {
+    if (slot >= 0) written_storages.push_back(slots_[slot].storage);
+  }
+  std::sort(written_storages.begin(), written_storages.end());
+  written_storages.erase(std::unique(written_storages.begin(), written_storages.end()),
+                         written_storages.end());
+  c10::SmallVector<std::unique_lock<std::mutex>, 4> write_locks;
+  for (DeviceStorage* storage : written_storages) write_locks.emplace_back(storage->write_mutex());
+
+  // Parameters: storage bases first, then scalars, then runtime offsets.
   c10::SmallVector<pjrt::BufferPtr, 8> args;
   for (size_t i = 0; i < slots_.size(); ++i) {
     auto& slot = slots_[i];
@@ -315,13 +374,24 @@ void TensorProgram::run(Lowering lower) {
         break;
       }
     }
+    slot.arg_index = static_cast<int>(args.size());
     args.push_back(slot.storage->buffer(first_type));
     slot.base_element = slot.storage->element();
     slot.base_count = slot.storage->element_count();
   }
+  plan_views_and_writes();
   for (const auto& s : scalars_) {
     args.push_back(scalar_buffer(s.bytes.data(), s.size, s.type, device_index_));
   }
+  auto push_offsets = [&](const auto& views) {
+    for (const auto& [slot, view] : views) {
+      if (!view.runtime_offset) continue;
+      args.push_back(scalar_buffer(reinterpret_cast<const unsigned char*>(&view.offset),
+                                   sizeof(int64_t), hlo::ElementType::kS64, device_index_));
+    }
+  };
+  push_offsets(inputs_);
+  push_offsets(outputs_);
 
   auto exe = ExecutableCache::get().get_or_compile(
       build_key(), [&] { return lower_to_text(lower); }, key_);
@@ -331,7 +401,32 @@ void TensorProgram::run(Lowering lower) {
     args.push_back(index_status->status());
     args.push_back(index_status->op_id());
   }
-  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_);
+  // A rewritten base is donated (updated in place) only when the storage
+  // and this launch are its sole holders: a buffer another storage shares
+  // (copy_data), a pending node or an in-flight transfer still holds is
+  // copied by XLA instead. (PJRT itself orders a donation after the
+  // earlier programs that read the buffer.)
+  c10::SmallVector<int64_t, 4> keep;
+  struct EndDonations {  // if the launch throws
+    c10::SmallVector<DeviceStorage*, 4> storages;
+    ~EndDonations() {
+      for (DeviceStorage* s : storages) s->end_donation();
+    }
+  } donating;
+  // Debug mode never donates: an op it raises at (an index out of range)
+  // leaves its destination as it was, as on CPU.
+  const bool may_donate = current_eager_mode() != EagerMode::kDebug;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].aliased()) continue;
+    if (may_donate && slots_[i].storage->begin_donation(args[slots_[i].arg_index])) {
+      donating.storages.push_back(slots_[i].storage);
+      Metrics::get().donated_buffers++;
+    } else {
+      keep.push_back(slots_[i].arg_index);
+      Metrics::get().undonatable_buffers++;
+    }
+  }
+  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, keep);
   if (index_status) {
     index_status->set_result(std::move(results.back()));
     results.pop_back();
@@ -341,21 +436,13 @@ void TensorProgram::run(Lowering lower) {
     if (current_eager_mode() == EagerMode::kDebug) raise_async_errors(device_index_);
   }
 
-  // The program returns one flat buffer per written storage, in slot order,
-  // in the element type its writes left it in (as lower_to_text wrote it).
-  c10::SmallVector<std::optional<hlo::ElementType>, 4> written(slots_.size());
-  for (const auto& [slot, view] : outputs_) {
-    if (slot < 0) continue;
-    const StorageSlot& s = slots_[slot];
-    written[slot] = s.needs_base ? hlo::written_storage_element(
-                                       written[slot].value_or(s.base_element), view.element)
-                                 : view.element;
-  }
+  // The program returns one flat buffer per written storage, in slot order.
   size_t next = 0;
-  for (size_t slot = 0; slot < slots_.size(); ++slot) {
-    if (!written[slot]) continue;
-    slots_[slot].storage->set_buffer(std::move(results.at(next++)), *written[slot]);
+  for (auto& slot : slots_) {
+    if (!slot.written) continue;
+    slot.storage->set_buffer(std::move(results.at(next++)), *slot.written);
   }
+  write_locks.clear();
   if (nan_check_enabled()) check_outputs_finite(op_, output_tensors_);
 }
 

@@ -17,6 +17,7 @@
 #include <c10/util/SmallVector.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,16 @@ struct ViewArg {
   // copy_, clone, the matrix products and the views.
   bool conj;
   bool neg;
+  // Whether the program takes `offset` as a runtime s64 argument: every
+  // view that does not reach its whole storage (set by TensorProgram::run;
+  // a view spanning the whole storage can only start at 0). The offset is
+  // never part of the key, so `x[i]` is one program for every i.
+  bool runtime_offset = false;
 
   explicit ViewArg(const at::Tensor& t);
   hlo::StridedView strided() const;
-  // Appends bytes that identify the view to an executable cache key.
+  // Appends bytes that identify the view to an executable cache key (its
+  // offset excluded).
   void append_key(std::string& key) const;
 };
 
@@ -95,9 +102,19 @@ class TensorProgram {
     // The storage's contents as the program reads them (set by run()).
     hlo::ElementType base_element = hlo::ElementType::kU8;
     int64_t base_count = 0;
+    int arg_index = -1;  // of the base among the launch's arguments
+    // The element type the program leaves the storage in, when it writes it.
+    std::optional<hlo::ElementType> written;
+    // A base the program rewrites in its own type: the program aliases it
+    // to the storage's result, so a launch that donates the buffer updates
+    // it in place (`big[:16] = v` costs its 16 elements, not a copy).
+    bool aliased() const { return needs_base && written == base_element; }
   };
   int slot_for(DeviceStorage* storage);
   void check_device(const at::Tensor& t);
+  // Decides which views take their offset at run time (needs the slots'
+  // base types) and which storages the program writes.
+  void plan_views_and_writes();
 
   struct ScalarArg {
     hlo::ElementType type;

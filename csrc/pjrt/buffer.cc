@@ -24,6 +24,39 @@ int64_t Buffer::element_count() const {
   return n;
 }
 
+PinnedMemory::PinnedMemory(BufferPtr buffer) : buffer_(std::move(buffer)) {
+  const Api& api = buffer_->api();
+  PaddedArgs<PJRT_Buffer_IncreaseExternalReferenceCount_Args> hold;
+  hold->buffer = buffer_->raw();
+  TPU_PJRT_CALL(api, PJRT_Buffer_IncreaseExternalReferenceCount, hold.get());
+  PaddedArgs<PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args> address;
+  address->buffer = buffer_->raw();
+  try {
+    TPU_PJRT_CALL(api, PJRT_Buffer_OpaqueDeviceMemoryDataPointer, address.get());
+  } catch (...) {
+    PaddedArgs<PJRT_Buffer_DecreaseExternalReferenceCount_Args> release;
+    release->buffer = buffer_->raw();
+    (void)api.raw()->PJRT_Buffer_DecreaseExternalReferenceCount(release.get());
+    throw;
+  }
+  data_ = address->device_memory_ptr;
+}
+
+PinnedMemory::~PinnedMemory() {
+  PaddedArgs<PJRT_Buffer_DecreaseExternalReferenceCount_Args> release;
+  release->buffer = buffer_->raw();
+  PJRT_Error* error =
+      buffer_->api().raw()->PJRT_Buffer_DecreaseExternalReferenceCount(release.get());
+  if (error != nullptr) (void)buffer_->api().to_exception(error, "DecreaseExternalReferenceCount");
+}
+
+bool Buffer::is_deleted() const {
+  PaddedArgs<PJRT_Buffer_IsDeleted_Args> args;
+  args->buffer = raw();
+  TPU_PJRT_CALL(api(), PJRT_Buffer_IsDeleted, args.get());
+  return args->is_deleted;
+}
+
 size_t Buffer::on_device_size() const {
   PaddedArgs<PJRT_Buffer_OnDeviceSizeInBytes_Args> args;
   args->buffer = raw();

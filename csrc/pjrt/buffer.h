@@ -28,12 +28,34 @@ class Buffer {
   EventPtr to_host_async(void* dst, size_t dst_size) const;
   // Event that fires when the buffer's contents have been computed.
   EventPtr ready_event() const;
+  // True once the buffer was donated to an execution (its memory now
+  // belongs to that execution's output).
+  bool is_deleted() const;
 
  private:
+  friend class PinnedMemory;
   const Api& api() const { return buffer_.api(); }
   Owned<PJRT_Buffer> buffer_;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;
+
+// A buffer's device memory held in place (an external reference: the plugin
+// neither frees nor moves it while this lives), with its address. Only where
+// device memory is host memory (the CPU plugin) is the address readable by
+// the host: then a device-to-host copy is a plain memcpy from data().
+class PinnedMemory {
+ public:
+  explicit PinnedMemory(BufferPtr buffer);
+  ~PinnedMemory();
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+
+  const void* data() const { return data_; }
+
+ private:
+  BufferPtr buffer_;
+  void* data_ = nullptr;
+};
 
 }  // namespace torch_tpu::pjrt

@@ -109,9 +109,17 @@ HostToDevice Client::buffer_from_host(const void* data, BufferType type,
   args->type = type;
   args->dims = dims.data();
   args->num_dims = dims.size();
-  args->host_buffer_semantics = semantics == HostSemantics::kCopyDuringCall
-                                    ? PJRT_HostBufferSemantics_kImmutableOnlyDuringCall
-                                    : PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  switch (semantics) {
+    case HostSemantics::kCopyDuringCall:
+      args->host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+      break;
+    case HostSemantics::kUntilTransferDone:
+      args->host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+      break;
+    case HostSemantics::kZeroCopy:
+      args->host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy;
+      break;
+  }
   args->device = device.raw;
   TPU_PJRT_CALL(api(), PJRT_Client_BufferFromHostBuffer, args.get());
   Owned<PJRT_Buffer> buffer(client_.api_ptr(), args->buffer);

@@ -31,6 +31,11 @@ struct MemoryStats {
 enum class HostSemantics {
   kCopyDuringCall,     // copied before the call returns
   kUntilTransferDone,  // caller keeps it alive until the done event fires
+  // The buffer may use the host memory itself (where the device memory is
+  // host memory, as on the CPU plugin), which the caller keeps alive and
+  // unchanged until the done event fires: when the buffer is destroyed. The
+  // runtime never writes it (a donation copies it instead).
+  kZeroCopy,
 };
 
 struct HostToDevice {

@@ -17,8 +17,11 @@ LoadedExecutable::LoadedExecutable(Owned<PJRT_LoadedExecutable> executable)
 }
 
 ExecuteResult LoadedExecutable::execute(PJRT_Buffer* const* args, size_t num_args,
-                                        PJRT_Device* device) const {
+                                        PJRT_Device* device, const int64_t* non_donatable,
+                                        size_t num_non_donatable) const {
   PaddedArgs<PJRT_ExecuteOptions> options;
+  options->non_donatable_input_indices = non_donatable;
+  options->num_non_donatable_input_indices = num_non_donatable;
   std::vector<PJRT_Buffer*> outputs(num_outputs_, nullptr);
   // Allocated before the launch, so that taking ownership of what it
   // returns cannot fail half-way.

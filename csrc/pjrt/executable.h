@@ -27,9 +27,14 @@ class LoadedExecutable {
   size_t num_outputs() const { return num_outputs_; }
   // Launches on `device` (a PJRT_Device of the owning client) and returns at
   // once; outputs may be passed to further executions before they are ready.
-  ExecuteResult execute(PJRT_Buffer* const* args, size_t num_args, PJRT_Device* device) const;
-  ExecuteResult execute(const std::vector<PJRT_Buffer*>& args, PJRT_Device* device) const {
-    return execute(args.data(), args.size(), device);
+  // An argument the program aliases to a result (Builder::alias_result) is
+  // donated, its buffer deleted and its memory reused for the result,
+  // unless its index is in `non_donatable` (sorted), where XLA copies it.
+  ExecuteResult execute(PJRT_Buffer* const* args, size_t num_args, PJRT_Device* device,
+                        const int64_t* non_donatable = nullptr, size_t num_non_donatable = 0) const;
+  ExecuteResult execute(const std::vector<PJRT_Buffer*>& args, PJRT_Device* device,
+                        const std::vector<int64_t>& non_donatable = {}) const {
+    return execute(args.data(), args.size(), device, non_donatable.data(), non_donatable.size());
   }
   // Plugin-specific bytes that Client::deserialize() turns back into an
   // executable without recompiling.

@@ -61,6 +61,20 @@ pybind11::dict storage_state(const at::Tensor& t) {
   return d;
 }
 
+// A tensor over a new storage that shares `t`'s storage buffer, made the way
+// PyTorch copies a whole storage (Allocator::clone, which calls the tpu
+// allocator's copy_data): the tests' way to reach that path, which donation
+// must never write through.
+at::Tensor share_storage_buffer_for_testing(const at::Tensor& t) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
+              "_testing_share_storage_buffer expects a tpu tensor");
+  const c10::Storage& storage = t.storage();
+  c10::DataPtr copy = TpuAllocator::get().clone(storage.data(), storage.nbytes());
+  c10::Storage twin(c10::Storage::use_byte_size_t(), storage.nbytes(), std::move(copy),
+                    &TpuAllocator::get(), /*resizable=*/true);
+  return at::empty({0}, t.options()).set_(twin, t.storage_offset(), t.sizes(), t.strides());
+}
+
 // Maps c10 errors thrown by our bindings to the Python exception types
 // PyTorch itself raises for them, without the C++ backtrace.
 void translate_exception(std::exception_ptr p) {
@@ -137,6 +151,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_pop_eager_mode", &pop_scoped_eager_mode);
   m.def("_storage_state", &storage_state);
   m.def("_testing_inject_async_failure", &inject_async_failure_for_testing);
+  m.def("_testing_share_storage_buffer", &share_storage_buffer_for_testing);
   m.def("_drain_autograd_device_threads", [](int device_count) {
     pybind11::gil_scoped_release no_gil;
     drain_autograd_device_threads(device_count);

@@ -118,6 +118,40 @@ TEST(Runtime, WhileLoopWithComputedSlices) {
   EXPECT_EQ(to_host<float>(*got.at(1)), (std::vector<float>{13 + 37 + 89}));
 }
 
+// A parameter aliased to a result (tf.aliasing_output) is donated at launch
+// unless the launch lists it as non-donatable, where XLA copies it: the
+// caller's buffer then keeps its old contents. Both give the same result.
+TEST(Runtime, AliasedParameterDonatedOnlyWhenAllowed) {
+  using hlo::ElementType;
+  hlo::Builder b;
+  auto base = b.parameter({ElementType::kF32, {6}});
+  auto start = b.parameter({ElementType::kS64, {}});
+  auto update = b.splat(b.constant(ElementType::kF32, 7), {2});
+  b.set_results({b.dynamic_update_slice_at(base, update, {start})});
+  b.alias_result(base, 0);
+  EXPECT_NE(b.module_text().find("{tf.aliasing_output = 0 : i32}"), std::string::npos);
+  auto c = client();
+  auto exe = c->compile(b.module_text(), pjrt::single_device_compile_options());
+  const int64_t two = 2;
+  auto start_buffer = c->buffer_from_host(&two, PJRT_Buffer_Type_S64, {}, c->devices().at(0),
+                                          pjrt::HostSemantics::kCopyDuringCall)
+                          .buffer;
+  const std::vector<float> expected{0, 1, 7, 7, 4, 5};
+
+  auto kept = upload_f32({0, 1, 2, 3, 4, 5}, {6});
+  auto copied = exe->execute({kept->raw(), start_buffer->raw()}, c->devices().at(0).raw, {0});
+  copied.done->await();
+  EXPECT_FALSE(kept->is_deleted());
+  EXPECT_EQ(to_host<float>(*kept), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(to_host<float>(*copied.outputs.at(0)), expected);
+
+  auto donated = upload_f32({0, 1, 2, 3, 4, 5}, {6});
+  auto in_place = exe->execute({donated->raw(), start_buffer->raw()}, c->devices().at(0).raw);
+  in_place.done->await();
+  EXPECT_TRUE(donated->is_deleted());
+  EXPECT_EQ(to_host<float>(*in_place.outputs.at(0)), expected);
+}
+
 TEST(Runtime, ConstantsAreExact) {
   hlo::Builder b;
   b.set_results({b.constant(hlo::ElementType::kF32, 0.1),
