@@ -79,15 +79,17 @@ void WorkMarker::wait() const {
   raise_finished_errors(device_index);
 }
 
-pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
-                       int device_index, std::shared_ptr<void> keep_alive) {
+namespace {
+
+// One BufferFromHostBuffer call, counted in the metrics.
+pjrt::HostToDevice transfer_to_device(const void* data, hlo::ElementType element,
+                                      const std::vector<int64_t>& dims, int device_index,
+                                      pjrt::HostSemantics semantics) {
   auto& runtime = Runtime::get();
-  const auto& device = runtime.device(device_index);
   pjrt::HostToDevice h2d;
   try {
-    h2d = runtime.client().buffer_from_host(data, buffer_type_for(element), dims, device,
-                                            keep_alive ? pjrt::HostSemantics::kUntilTransferDone
-                                                       : pjrt::HostSemantics::kCopyDuringCall);
+    h2d = runtime.client().buffer_from_host(data, buffer_type_for(element), dims,
+                                            runtime.device(device_index), semantics);
   } catch (const pjrt::Error& e) {
     rethrow(e, "host-to-device copy");
   }
@@ -95,6 +97,16 @@ pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::ve
   for (int64_t d : dims) count *= d;
   Metrics::get().h2d_transfers++;
   Metrics::get().h2d_bytes += count * static_cast<int64_t>(hlo::byte_size(element));
+  return h2d;
+}
+
+}  // namespace
+
+pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::vector<int64_t>& dims,
+                       int device_index, std::shared_ptr<void> keep_alive) {
+  pjrt::HostToDevice h2d = transfer_to_device(
+      data, element, dims, device_index,
+      keep_alive ? pjrt::HostSemantics::kUntilTransferDone : pjrt::HostSemantics::kCopyDuringCall);
   if (h2d.done_with_host) {
     if (keep_alive) {
       // The host memory is released only once the plugin is done reading it;
@@ -111,20 +123,9 @@ pjrt::BufferPtr upload(const void* data, hlo::ElementType element, const std::ve
 pjrt::BufferPtr upload_owned(const void* data, hlo::ElementType element,
                              const std::vector<int64_t>& dims, int device_index,
                              std::shared_ptr<void> owner) {
-  auto& runtime = Runtime::get();
-  if (!runtime.device_memory_is_host()) return upload(data, element, dims, device_index);
-  pjrt::HostToDevice h2d;
-  try {
-    h2d = runtime.client().buffer_from_host(data, buffer_type_for(element), dims,
-                                            runtime.device(device_index),
-                                            pjrt::HostSemantics::kZeroCopy);
-  } catch (const pjrt::Error& e) {
-    rethrow(e, "host-to-device copy");
-  }
-  int64_t count = 1;
-  for (int64_t d : dims) count *= d;
-  Metrics::get().h2d_transfers++;
-  Metrics::get().h2d_bytes += count * static_cast<int64_t>(hlo::byte_size(element));
+  if (!Runtime::get().device_memory_is_host()) return upload(data, element, dims, device_index);
+  pjrt::HostToDevice h2d =
+      transfer_to_device(data, element, dims, device_index, pjrt::HostSemantics::kZeroCopy);
   // Fires when the plugin no longer uses the memory: when the buffer is
   // destroyed (never tracked as work in flight: it is not).
   if (h2d.done_with_host) h2d.done_with_host->on_ready([owner](const std::string&) {});
