@@ -38,7 +38,7 @@ def main():
     print("-" * len(header))
     size = 1024
     while size <= args.max_mib * 1024 * 1024:
-        repeats = args.repeats or max(3, min(200, (64 << 20) // size))
+        repeats = args.repeats or max(10, min(200, (64 << 20) // size))
         src = torch.randint(0, 255, (size,), dtype=torch.uint8)
         dev = src.to("tpu")
         torch.tpu.synchronize()

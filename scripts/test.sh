@@ -76,6 +76,7 @@ asan_job() {
                 tests/test_views_differential.py tests/test_threads_events.py
                 tests/test_bad_input.py tests/test_embedding_bag.py
                 tests/test_module_apply.py tests/test_fuzz_regressions.py tests/test_hf_ops.py
+                tests/test_positions_and_donation.py tests/test_transfers.py
                 # a slice of the op tests: one of each kernel family
                 tests/test_nn_ops.py::test_conv2d_padding_valid
                 tests/test_nn_ops.py::test_layer_norm_module
