@@ -500,20 +500,29 @@ void Builder::alias_result(Value param, int result_index) {
   param_alias_.at(value_index_.at(param.id)) = result_index;
 }
 
-std::string Builder::module_text() const {
-  std::string s = "module @torch_tpu {\n  func.func public @main(";
+std::string Builder::function(const std::string& visibility, const std::string& name,
+                              bool with_aliases) const {
+  std::string s = "func.func " + visibility + " @" + name + "(";
   for (size_t i = 0; i < params_.size(); ++i) {
     if (i) s += ", ";
     s += "%arg" + std::to_string(i) + ": " + params_[i].str();
-    if (param_alias_[i] >= 0) {
+    if (with_aliases && param_alias_[i] >= 0) {
       s += " {tf.aliasing_output = " + std::to_string(param_alias_[i]) + " : i32}";
     }
   }
   s += ") -> (" + type_list(results_) + ") {\n";
   for (const auto& line : lines_) s += "    " + line + "\n";
   s += "    \"func.return\"(" + operand_list(results_) + ") : (" + type_list(results_) +
-       ") -> ()\n  }\n}\n";
+       ") -> ()\n  }\n";
   return s;
+}
+
+std::string Builder::module_text() const {
+  return "module @torch_tpu {\n  " + function("public", "main", /*with_aliases=*/true) + "}\n";
+}
+
+std::string Builder::function_text(const std::string& name) const {
+  return "  " + function("private", name, /*with_aliases=*/false);
 }
 
 }  // namespace torch_tpu::hlo

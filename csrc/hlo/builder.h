@@ -157,6 +157,9 @@ class Builder {
 
   // The whole module as MLIR text.
   std::string module_text() const;
+  // The function alone, private and named `name`, for a module that calls
+  // it (hlo/call_module.h); argument aliasing is the caller's to declare.
+  std::string function_text(const std::string& name) const;
 
  private:
   // A child builder for a region: its names carry `prefix` so they cannot
@@ -165,6 +168,9 @@ class Builder {
   // The region text "{ ^bb0(args): lines; return results }" of a child.
   std::string region_text(const std::vector<Value>& results) const;
 
+  // "func.func <visibility> @<name>(<args>) -> (<results>) { <body> }".
+  std::string function(const std::string& visibility, const std::string& name,
+                       bool with_aliases) const;
   Value float_to_u8(Value x);
   std::string name(Value v) const;
   std::string operand_list(const std::vector<Value>& operands) const;
