@@ -40,6 +40,18 @@ _DESCRIPTIONS = {
     "donated_buffers": "writes done in place (buffer donated)",
     "undonatable_buffers": "writes copied (buffer still held elsewhere)",
     "cpu_fallbacks": "operator runs on the CPU fallback",
+    "deferred_ops": "ops recorded into DeferAndFuse regions",
+    "regions_executed": "DeferAndFuse regions executed",
+    "region_ops": "ops in executed regions",
+    "region_ops_max": "most ops in one region",
+    "region_outputs": "values regions wrote to memory",
+    "region_cache_hits": "regions whose executable was cached",
+    "cuts_device_read": "region cuts: a device read",
+    "cuts_host_read": "region cuts: a host read",
+    "cuts_sync": "region cuts: synchronize, streams, events",
+    "cuts_mode_switch": "region cuts: an eager mode switch",
+    "cuts_size_cap": "region cuts: the size cap",
+    "cuts_repeat": "region cuts: a repeated op sequence",
 }
 
 
@@ -57,9 +69,13 @@ def _format(name: str, value: int) -> str:
 def metrics_report() -> str:
     """The counters as readable text (also printed)."""
     lines = ["torch_tpu metrics"]
-    for name, value in sorted(metrics().items()):
+    counters = metrics()
+    for name, value in sorted(counters.items()):
         label = _DESCRIPTIONS.get(name, name)
         lines.append(f"  {label:<40} {_format(name, value)}")
+    if counters.get("regions_executed"):
+        mean = counters["region_ops"] / counters["regions_executed"]
+        lines.append(f"  {'mean ops per region':<40} {mean:.1f}")
     report = "\n".join(lines)
     print(report)
     return report

@@ -91,4 +91,14 @@ void DeviceStorage::set_pending(std::shared_ptr<PendingNode> node, hlo::ElementT
   element_ = element;
 }
 
+std::shared_ptr<PendingNode> DeviceStorage::pending_node() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_;
+}
+
+pjrt::BufferPtr DeviceStorage::materialized_buffer() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buffer_;
+}
+
 }  // namespace torch_tpu

@@ -22,11 +22,13 @@
 namespace torch_tpu {
 
 // Work that, when run, yields a storage's contents. Strict mode materializes
-// at once; deferred producers (lazy fills today, DeferAndFuse regions later)
-// leave nodes here until someone reads the storage.
-struct PendingNode {
-  std::string description;
-  std::function<pjrt::BufferPtr()> materialize;
+// at once; deferred producers (lazy fills, DeferAndFuse regions) leave nodes
+// here until someone reads the storage.
+class PendingNode {
+ public:
+  virtual ~PendingNode() = default;
+  // Runs (or waits for) the work; may be called by several readers.
+  virtual pjrt::BufferPtr materialize() = 0;
 };
 
 class DeviceStorage {
@@ -51,6 +53,10 @@ class DeviceStorage {
 
   void set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element);
   void set_pending(std::shared_ptr<PendingNode> node, hlo::ElementType element);
+  // What the storage holds now, without materializing anything (null when
+  // it holds the other kind, or nothing).
+  std::shared_ptr<PendingNode> pending_node() const;
+  pjrt::BufferPtr materialized_buffer() const;
 
   // Held by a program that rewrites part of the storage, from reading its
   // buffer to storing the new one, so that two threads writing different

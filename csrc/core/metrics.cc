@@ -1,5 +1,8 @@
 #include "core/metrics.h"
 
+#include <utility>
+#include <vector>
+
 namespace torch_tpu {
 
 Metrics& Metrics::get() {
@@ -7,30 +10,51 @@ Metrics& Metrics::get() {
   return *metrics;
 }
 
-std::map<std::string, int64_t> Metrics::snapshot() const {
-  return {
-      {"compiles", compiles.load()},
-      {"compile_time_ns", compile_time_ns.load()},
-      {"cache_hits", cache_hits.load()},
-      {"executable_evictions", executable_evictions.load()},
-      {"executions", executions.load()},
-      {"h2d_transfers", h2d_transfers.load()},
-      {"h2d_bytes", h2d_bytes.load()},
-      {"d2h_transfers", d2h_transfers.load()},
-      {"d2h_bytes", d2h_bytes.load()},
-      {"host_syncs", host_syncs.load()},
-      {"pending_materializations", pending_materializations.load()},
-      {"donated_buffers", donated_buffers.load()},
-      {"undonatable_buffers", undonatable_buffers.load()},
+namespace {
+
+// Every counter and its name in the snapshot.
+template <typename M>
+auto counters(M& m) {
+  using Counter = decltype(&m.compiles);
+  return std::vector<std::pair<const char*, Counter>>{
+      {"compiles", &m.compiles},
+      {"compile_time_ns", &m.compile_time_ns},
+      {"cache_hits", &m.cache_hits},
+      {"executable_evictions", &m.executable_evictions},
+      {"executions", &m.executions},
+      {"h2d_transfers", &m.h2d_transfers},
+      {"h2d_bytes", &m.h2d_bytes},
+      {"d2h_transfers", &m.d2h_transfers},
+      {"d2h_bytes", &m.d2h_bytes},
+      {"host_syncs", &m.host_syncs},
+      {"pending_materializations", &m.pending_materializations},
+      {"donated_buffers", &m.donated_buffers},
+      {"undonatable_buffers", &m.undonatable_buffers},
+      {"deferred_ops", &m.deferred_ops},
+      {"regions_executed", &m.regions_executed},
+      {"region_ops", &m.region_ops},
+      {"region_ops_max", &m.region_ops_max},
+      {"region_outputs", &m.region_outputs},
+      {"region_cache_hits", &m.region_cache_hits},
+      {"cuts_device_read", &m.cuts_device_read},
+      {"cuts_host_read", &m.cuts_host_read},
+      {"cuts_sync", &m.cuts_sync},
+      {"cuts_mode_switch", &m.cuts_mode_switch},
+      {"cuts_size_cap", &m.cuts_size_cap},
+      {"cuts_repeat", &m.cuts_repeat},
   };
 }
 
+}  // namespace
+
+std::map<std::string, int64_t> Metrics::snapshot() const {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, counter] : counters(*this)) out[name] = counter->load();
+  return out;
+}
+
 void Metrics::reset() {
-  for (auto* c : {&compiles, &compile_time_ns, &cache_hits, &executable_evictions, &executions,
-                  &h2d_transfers, &h2d_bytes, &d2h_transfers, &d2h_bytes, &host_syncs,
-                  &pending_materializations, &donated_buffers, &undonatable_buffers}) {
-    c->store(0);
-  }
+  for (const auto& [name, counter] : counters(*this)) counter->store(0);
 }
 
 }  // namespace torch_tpu

@@ -27,6 +27,21 @@ struct Metrics {
   // those it could not donate because something else still held them.
   std::atomic<int64_t> donated_buffers{0};
   std::atomic<int64_t> undonatable_buffers{0};
+  // DeferAndFuse (exec/region.h): ops recorded, regions run, the ops they
+  // held (sum and largest), the values they wrote to memory, regions whose
+  // executable was cached, and why each region was cut.
+  std::atomic<int64_t> deferred_ops{0};
+  std::atomic<int64_t> regions_executed{0};
+  std::atomic<int64_t> region_ops{0};
+  std::atomic<int64_t> region_ops_max{0};
+  std::atomic<int64_t> region_outputs{0};
+  std::atomic<int64_t> region_cache_hits{0};
+  std::atomic<int64_t> cuts_device_read{0};
+  std::atomic<int64_t> cuts_host_read{0};
+  std::atomic<int64_t> cuts_sync{0};
+  std::atomic<int64_t> cuts_mode_switch{0};
+  std::atomic<int64_t> cuts_size_cap{0};
+  std::atomic<int64_t> cuts_repeat{0};
 
   static Metrics& get();
   std::map<std::string, int64_t> snapshot() const;

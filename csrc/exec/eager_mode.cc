@@ -9,6 +9,8 @@
 #include <memory>
 #include <string_view>
 
+#include "exec/region.h"
+
 namespace torch_tpu {
 namespace {
 
@@ -49,13 +51,22 @@ EagerMode current_eager_mode() {
   return global_mode().load(std::memory_order_relaxed);
 }
 
-void set_global_eager_mode(EagerMode mode) { global_mode() = mode; }
+// A mode switch runs the open regions: work recorded under DeferAndFuse is
+// not left waiting behind ops of another mode.
+void set_global_eager_mode(EagerMode mode) {
+  cut_regions(-1, CutReason::kModeSwitch);
+  global_mode() = mode;
+}
 
 void push_scoped_eager_mode(EagerMode mode) {
+  cut_regions(-1, CutReason::kModeSwitch);
   c10::ThreadLocalDebugInfo::_push(kScopedMode, std::make_shared<ScopedMode>(mode));
 }
 
-void pop_scoped_eager_mode() { c10::ThreadLocalDebugInfo::_pop(kScopedMode); }
+void pop_scoped_eager_mode() {
+  c10::ThreadLocalDebugInfo::_pop(kScopedMode);
+  cut_regions(-1, CutReason::kModeSwitch);
+}
 
 EagerMode parse_eager_mode(const std::string& name) {
   if (name == "strict") return EagerMode::kStrict;

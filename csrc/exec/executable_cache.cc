@@ -49,7 +49,7 @@ ExecutableCache& ExecutableCache::get() {
 
 pjrt::ExecutablePtr ExecutableCache::get_or_compile(const std::string& key,
                                                     c10::function_ref<std::string()> build_text,
-                                                    std::string_view label) {
+                                                    std::string_view label, bool* compiled) {
   if (label.empty()) label = key;
   using Outcome = SingleFlightMap<pjrt::ExecutablePtr>::Outcome;
   Outcome outcome = Outcome::kMade;
@@ -60,6 +60,7 @@ pjrt::ExecutablePtr ExecutableCache::get_or_compile(const std::string& key,
   // A thread that waited for another's compile of the same key got a cached
   // executable too.
   if (outcome != Outcome::kMade) Metrics::get().cache_hits++;
+  if (compiled != nullptr) *compiled = outcome == Outcome::kMade;
   return executable;
 }
 

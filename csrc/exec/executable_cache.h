@@ -34,9 +34,10 @@ class ExecutableCache {
   static ExecutableCache& get();
   explicit ExecutableCache(size_t capacity) : entries_(capacity) {}
 
+  // `*compiled` (when given) says whether this call compiled the program.
   pjrt::ExecutablePtr get_or_compile(const std::string& key,
                                      c10::function_ref<std::string()> build_text,
-                                     std::string_view label = {});
+                                     std::string_view label = {}, bool* compiled = nullptr);
   // Compiled executables held (compiles in progress are not counted).
   size_t size() const { return entries_.size(); }
   size_t capacity() const { return entries_.capacity(); }

@@ -13,6 +13,7 @@
 #include "exec/async_errors.h"
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
+#include "exec/region.h"
 #include "hlo/builder.h"
 
 namespace torch_tpu {
@@ -55,9 +56,13 @@ std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
   return result.outputs;
 }
 
-void synchronize_device(int device_index) { raise_async_errors(device_index); }
+void synchronize_device(int device_index) {
+  cut_regions(device_index, CutReason::kSync);
+  raise_async_errors(device_index);
+}
 
 WorkMarker mark_device_work(int device_index) {
+  cut_regions(device_index, CutReason::kSync);
   return WorkMarker{device_index, in_flight_events(device_index)};
 }
 

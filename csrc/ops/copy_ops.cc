@@ -8,6 +8,7 @@
 #include "core/dtype_map.h"
 #include "core/runtime.h"
 #include "exec/launcher.h"
+#include "exec/region.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
 
@@ -91,6 +92,7 @@ at::Tensor host_alias(const pjrt::BufferPtr& buffer, at::IntArrayRef sizes,
 
 // Device -> host. `dst` is a CPU tensor of src's shape.
 void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
+  const ScopedCutReason host_read(CutReason::kHostRead);
   const int device = src.device().index();
   std::unique_ptr<pjrt::PinnedMemory> view;
   // a conjugate or negative view is resolved on the device first (compact)

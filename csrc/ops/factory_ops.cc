@@ -7,6 +7,7 @@
 #include "core/allocator.h"
 #include "core/dtype_map.h"
 #include "core/metrics.h"
+#include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
 #include "ops/kernels.h"
@@ -20,32 +21,43 @@ int device_index_of(std::optional<c10::Device> device) {
   return -1;
 }
 
-// A fill of a whole storage is recorded as a pending node: nothing runs until
-// the storage is read, and a following overwrite makes it free.
+// A whole-storage fill made in Strict mode: nothing runs until the storage
+// is read, and a following overwrite makes it free. (DeferAndFuse records
+// fills in its region like any other op.)
+class LazyFill : public PendingNode {
+ public:
+  LazyFill(hlo::ElementType type, int64_t count, int device, std::vector<unsigned char> bytes)
+      : type_(type), count_(count), device_(device), bytes_(std::move(bytes)) {}
+
+  pjrt::BufferPtr materialize() override {
+    auto exe = ExecutableCache::get().get_or_compile(
+        std::string("fill_flat:") + hlo::mlir_name(type_) + ":" + std::to_string(count_), [&] {
+          hlo::Builder b;
+          b.set_results({b.splat(b.parameter({type_, {}}), {count_})});
+          return b.module_text();
+        });
+    return launch(*exe, {upload(bytes_.data(), type_, {}, device_)}, device_).at(0);
+  }
+
+ private:
+  const hlo::ElementType type_;
+  const int64_t count_;
+  const int device_;
+  const std::vector<unsigned char> bytes_;
+};
+
 bool fill_lazily(const at::Tensor& self, const c10::Scalar& value) {
+  if (current_eager_mode() == EagerMode::kDeferAndFuse) return false;
   DeviceStorage* storage = storage_of(self.storage());
   if (storage == nullptr || self.storage_offset() != 0 || !self.is_contiguous() ||
       static_cast<size_t>(self.numel()) * self.element_size() != storage->nbytes()) {
     return false;
   }
   const hlo::ElementType type = element_type_for(self.scalar_type(), "fill_");
-  const int64_t count = self.numel();
-  const int device = storage->device_index();
   // Packed now, so an out-of-range value raises here, as on CPU.
-  auto bytes = std::make_shared<const std::vector<unsigned char>>(pack_scalar(value, type));
-  auto node = std::make_shared<PendingNode>();
-  node->description =
-      std::string("fill ") + hlo::mlir_name(type) + "[" + std::to_string(count) + "]";
-  node->materialize = [type, count, device, bytes]() {
-    auto exe = ExecutableCache::get().get_or_compile(
-        std::string("fill_flat:") + hlo::mlir_name(type) + ":" + std::to_string(count), [&] {
-          hlo::Builder b;
-          b.set_results({b.splat(b.parameter({type, {}}), {count})});
-          return b.module_text();
-        });
-    return launch(*exe, {upload(bytes->data(), type, {}, device)}, device).at(0);
-  };
-  storage->set_pending(std::move(node), type);
+  storage->set_pending(std::make_shared<LazyFill>(type, self.numel(), storage->device_index(),
+                                                  pack_scalar(value, type)),
+                       type);
   return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <c10/util/safe_numerics.h>
 
 #include <algorithm>
 #include <cstring>
@@ -16,7 +17,9 @@
 #include "exec/cache_key.h"
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
+#include "exec/fragment_cache.h"
 #include "exec/launcher.h"
+#include "exec/region.h"
 #include "exec/scalar_buffers.h"
 #include "ops/broadcast.h"
 #include "ops/nan_check.h"
@@ -131,6 +134,25 @@ std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t,
 
 TensorProgram::TensorProgram(const char* op, std::string key) : op_(op), key_(std::move(key)) {}
 
+void TensorProgram::check_fits_storage(const at::Tensor& t) const {
+  // A tensor whose view reaches past its storage (left by a failed resize_,
+  // or made by set_) fails here, at the call, in every eager mode; the
+  // program would otherwise fail to compile, or, deferred, poison a region.
+  int64_t last = t.storage_offset();
+  bool overflow = false;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t step = 0;
+    overflow |= c10::mul_overflows(t.size(d) - 1, t.stride(d), &step);
+    overflow |= c10::add_overflows(last, step, &last);
+  }
+  int64_t needed = 0;
+  overflow |= c10::mul_overflows(last + 1, static_cast<int64_t>(t.element_size()), &needed);
+  const auto held = static_cast<int64_t>(t.storage().nbytes());
+  TORCH_CHECK(!overflow && needed <= held, op_, ": a tensor of sizes ", t.sizes(), ", strides ",
+              t.strides(), " and storage offset ", t.storage_offset(),
+              " reaches past the end of its storage of ", held, " bytes");
+}
+
 void TensorProgram::check_device(const at::Tensor& t) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
               "Expected all tensors to be on the same device, but found at least two "
@@ -157,6 +179,7 @@ void TensorProgram::input(const at::Tensor& t) {
   ViewArg v(t);
   int slot = -1;
   if (v.numel > 0) {
+    check_fits_storage(t);
     slot = slot_for(storage_of(t.storage()));
     slots_[slot].needs_base = true;
   }
@@ -183,6 +206,7 @@ void TensorProgram::output(const at::Tensor& dst) {
   ViewArg v(dst);
   int slot = -1;
   if (v.numel > 0) {
+    check_fits_storage(dst);
     DeviceStorage* storage = storage_of(dst.storage());
     slot = slot_for(storage);
     if (!covers_storage(dst, v, *storage)) slots_[slot].needs_base = true;
@@ -230,8 +254,7 @@ hlo::Value through_bits(hlo::Builder& b, hlo::Value x, const ViewArg& v) {
 
 }  // namespace
 
-std::string TensorProgram::lower_to_text(Lowering lower) const {
-  hlo::Builder b;
+void TensorProgram::lower_into(hlo::Builder& b, Lowering lower) const {
   // Parameters: storage bases, scalars, runtime view offsets (inputs, then
   // outputs), then the index status (the order run() passes them in).
   std::vector<hlo::Value> bases(slots_.size());
@@ -312,7 +335,6 @@ std::string TensorProgram::lower_to_text(Lowering lower) const {
   }
   b.set_results(outs);
   for (const auto& [base, result] : aliases) b.alias_result(base, result);
-  return b.module_text();
 }
 
 void TensorProgram::plan_views_and_writes() {
@@ -342,7 +364,15 @@ void TensorProgram::run(Lowering lower) {
   bool any_output = false;
   for (const auto& o : outputs_) any_output |= o.first >= 0;
   if (!any_output) return;  // every destination is empty
+  // (TORCH_TPU_DEBUG_NAN checks each op's results at the op)
+  if (current_eager_mode() == EagerMode::kDeferAndFuse && !nan_check_enabled()) {
+    defer(lower);
+  } else {
+    run_now(lower);
+  }
+}
 
+c10::SmallVector<std::unique_lock<std::mutex>, 4> TensorProgram::lock_written_storages() const {
   // The storages this program writes stay locked from reading their bases
   // to storing the results (DeviceStorage::write_mutex), in address order.
   c10::SmallVector<DeviceStorage*, 4> written_storages;
@@ -352,30 +382,86 @@ void TensorProgram::run(Lowering lower) {
   std::sort(written_storages.begin(), written_storages.end());
   written_storages.erase(std::unique(written_storages.begin(), written_storages.end()),
                          written_storages.end());
-  c10::SmallVector<std::unique_lock<std::mutex>, 4> write_locks;
-  for (DeviceStorage* storage : written_storages) write_locks.emplace_back(storage->write_mutex());
+  c10::SmallVector<std::unique_lock<std::mutex>, 4> locks;
+  for (DeviceStorage* storage : written_storages) locks.emplace_back(storage->write_mutex());
+  return locks;
+}
+
+hlo::ElementType TensorProgram::first_view_type(int slot) const {
+  // An empty storage read through a view is zero-filled in that view's type.
+  hlo::ElementType first_type = hlo::ElementType::kU8;
+  for (const auto& in : inputs_) {
+    if (in.first == slot) {
+      first_type = in.second.element;
+      break;
+    }
+  }
+  for (const auto& out : outputs_) {
+    if (out.first == slot) {
+      first_type = out.second.element;
+      break;
+    }
+  }
+  return first_type;
+}
+
+void TensorProgram::defer(Lowering lower) {
+  auto write_locks = lock_written_storages();
+  OpNode node;
+  using Param = OpNode::Param;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    auto& slot = slots_[i];
+    if (!slot.needs_base) continue;
+    const hlo::ElementType first_type = first_view_type(static_cast<int>(i));
+    // (the key needs the base's type: a never-written storage gets its
+    // zeros now, as in Strict)
+    if (slot.storage->is_empty()) (void)slot.storage->buffer(first_type);
+    slot.base_element = slot.storage->element();
+    slot.base_count = slot.storage->element_count();
+    node.params.push_back({Param::Kind::kStorageBase, slot.storage, first_type, nullptr});
+  }
+  plan_views_and_writes();
+  for (const auto& sc : scalars_) {
+    node.params.push_back({Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8,
+                           scalar_buffer(sc.bytes.data(), sc.size, sc.type, device_index_)});
+  }
+  auto push_offsets = [&](const auto& views) {
+    for (const auto& [slot, view] : views) {
+      if (!view.runtime_offset) continue;
+      node.params.push_back(
+          {Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8,
+           scalar_buffer(reinterpret_cast<const unsigned char*>(&view.offset), sizeof(int64_t),
+                         hlo::ElementType::kS64, device_index_)});
+    }
+  };
+  push_offsets(inputs_);
+  push_offsets(outputs_);
+  if (index_check_op_ != nullptr) {
+    node.params.push_back({Param::Kind::kIndexStatus});
+    const int64_t id = intern_op_name(index_check_op_, index_error_class_);
+    node.params.push_back({Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8,
+                           scalar_buffer(reinterpret_cast<const unsigned char*>(&id), sizeof(id),
+                                         hlo::ElementType::kS64, device_index_)});
+    node.updates_index_status = true;
+  }
+  node.function = &FragmentCache::get().find_or_lower(
+      build_key(), [&](hlo::Builder& b) { lower_into(b, lower); });
+  for (const auto& slot : slots_) {
+    if (slot.written) node.writes.push_back({slot.storage, *slot.written});
+  }
+  defer_op(device_index_, node);
+}
+
+void TensorProgram::run_now(Lowering lower) {
+  auto write_locks = lock_written_storages();
 
   // Parameters: storage bases first, then scalars, then runtime offsets.
   c10::SmallVector<pjrt::BufferPtr, 8> args;
   for (size_t i = 0; i < slots_.size(); ++i) {
     auto& slot = slots_[i];
     if (!slot.needs_base) continue;
-    // An empty storage read through a view is zero-filled in that view's type.
-    hlo::ElementType first_type = hlo::ElementType::kU8;
-    for (const auto& in : inputs_) {
-      if (in.first == static_cast<int>(i)) {
-        first_type = in.second.element;
-        break;
-      }
-    }
-    for (const auto& out : outputs_) {
-      if (out.first == static_cast<int>(i)) {
-        first_type = out.second.element;
-        break;
-      }
-    }
     slot.arg_index = static_cast<int>(args.size());
-    args.push_back(slot.storage->buffer(first_type));
+    args.push_back(slot.storage->buffer(first_view_type(static_cast<int>(i))));
     slot.base_element = slot.storage->element();
     slot.base_count = slot.storage->element_count();
   }
@@ -394,7 +480,13 @@ void TensorProgram::run(Lowering lower) {
   push_offsets(outputs_);
 
   auto exe = ExecutableCache::get().get_or_compile(
-      build_key(), [&] { return lower_to_text(lower); }, key_);
+      build_key(),
+      [&] {
+        hlo::Builder b;
+        lower_into(b, lower);
+        return b.module_text();
+      },
+      key_);
   std::optional<IndexStatusUpdate> index_status;
   if (index_check_op_ != nullptr) {
     index_status.emplace(device_index_, index_check_op_, index_error_class_);

@@ -17,6 +17,7 @@
 #include <c10/util/SmallVector.h>
 
 #include <array>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,9 @@ class TensorProgram {
   // synchronize, and at the op itself in Debug mode.
   void report_findings(const char* op, IndexErrorClass error_class = IndexErrorClass::kIndexError);
 
+  // Hands the program to the executor of the current eager mode: Strict
+  // and Debug run it now; DeferAndFuse adds it to the device's open region
+  // (exec/region.h), lowering it only the first time its key is seen.
   void run(Lowering lower);
 
  private:
@@ -121,8 +125,15 @@ class TensorProgram {
     std::array<unsigned char, 16> bytes;  // the widest scalar is complex128
     size_t size;
   };
+  void check_fits_storage(const at::Tensor& t) const;
   std::string build_key() const;
-  std::string lower_to_text(Lowering lower) const;
+  // The program's parameters, body and results (storage bases the program
+  // rewrites aliased to their results).
+  void lower_into(hlo::Builder& b, Lowering lower) const;
+  c10::SmallVector<std::unique_lock<std::mutex>, 4> lock_written_storages() const;
+  hlo::ElementType first_view_type(int slot) const;
+  void run_now(Lowering lower);
+  void defer(Lowering lower);
 
   const char* op_;
   std::string key_;

@@ -1,0 +1,84 @@
+// DeferAndFuse's executor: ops join the device's open region instead of
+// running, and a cut runs the whole region as one program.
+//
+// A kernel hands over an OpNode: the op lowered once as a function (see
+// exec/fragment_cache.h) and what each of its parameters is bound to. The
+// region binds a storage's base to the value the region last wrote into it,
+// or else to the storage's current buffer (a region parameter); each storage
+// the op writes becomes pending on (region, value). Reading any pending
+// storage runs the region once and every storage it wrote gets its buffer.
+// Only storages still alive at the cut are results, so intermediates that
+// died inside the region never reach memory.
+//
+// The region's key is its call sequence (functions and how values flow
+// between them) plus its results, appended as ops arrive; the program text
+// is assembled from the functions only when that key misses the executable
+// cache.
+#pragma once
+
+#include <c10/util/SmallVector.h>
+
+#include <cstdint>
+
+#include "core/device_storage.h"
+#include "hlo/call_module.h"
+#include "pjrt/buffer.h"
+
+namespace torch_tpu {
+
+// Why an open region was closed and run (counted per reason in the metrics).
+enum class CutReason {
+  kDeviceRead,  // an op that runs at once (or a transfer) read a pending storage
+  kHostRead,    // .cpu(), .item(), printing, bool()
+  kSync,        // torch.tpu.synchronize(), a stream or event
+  kModeSwitch,  // the eager mode changed
+  kSizeCap,     // TORCH_TPU_REGION_MAX_OPS / TORCH_TPU_REGION_MAX_BYTES
+  kRepeat,      // the op sequence came back to the region's first op
+};
+
+// One op, as the executor receives it.
+struct OpNode {
+  const hlo::CalledFunction* function = nullptr;
+  struct Param {
+    enum class Kind { kStorageBase, kBuffer, kIndexStatus };
+    Kind kind = Kind::kBuffer;
+    // kStorageBase: the storage's contents, zeros of `element_if_empty`
+    // when it was never written.
+    DeviceStorage* storage = nullptr;
+    hlo::ElementType element_if_empty = hlo::ElementType::kU8;
+    pjrt::BufferPtr buffer;  // kBuffer: a runtime scalar or offset
+  };
+  c10::SmallVector<Param, 8> params;
+  struct Write {
+    DeviceStorage* storage;
+    hlo::ElementType element;
+  };
+  // The storages the function's first results are written to, in order.
+  c10::SmallVector<Write, 2> writes;
+  // The function takes the device's index status (Param::kIndexStatus) and
+  // returns its update as its last result (see exec/async_errors.h).
+  bool updates_index_status = false;
+};
+
+// Appends `node` to the device's open region, opening one; first runs the
+// open region when it is at its size cap or the op sequence repeats.
+void defer_op(int device_index, const OpNode& node);
+
+// Runs the device's open region, if it has ops (device_index < 0: every
+// device's).
+void cut_regions(int device_index, CutReason reason);
+
+// While alive, regions this thread runs by reading a pending storage are
+// counted under `reason` (a host read rather than a device read).
+class ScopedCutReason {
+ public:
+  explicit ScopedCutReason(CutReason reason);
+  ~ScopedCutReason();
+  ScopedCutReason(const ScopedCutReason&) = delete;
+  ScopedCutReason& operator=(const ScopedCutReason&) = delete;
+
+ private:
+  CutReason previous_;
+};
+
+}  // namespace torch_tpu
