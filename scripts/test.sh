@@ -110,4 +110,15 @@ if [ "${1:-}" = "--asan" ]; then
   asan_job "$@"
   exit $?
 fi
-run_pytest tests "$@"
+if [ $# -gt 0 ]; then
+  run_pytest tests "$@"
+  exit $?
+fi
+run_pytest tests
+rc=$?
+# DeferAndFuse replays (issue 11): the model tests, and every 4th OpInfo case
+# (the whole replay, about 7 minutes more, is a README command). The view
+# fuzzer replays its seeds in DeferAndFuse by itself.
+TORCH_TPU_EAGER_MODE=defer_and_fuse TORCH_TPU_OPINFO_EVERY=4 \
+  run_pytest tests/test_models.py tests/test_opinfo.py || rc=1
+exit $rc
