@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from model_zoo import GPT, gpt_loss  # noqa: E402
+from model_zoo import GPT, gpt_train_step  # noqa: E402
 
 SIZES = {
     # name: (vocab, seq, d_model, heads, layers, batch)
@@ -45,12 +45,7 @@ class Trainer:
         self.idx = torch.randint(0, vocab, (batch, seq + 1)).to(device)
 
     def _step(self):
-        self.opt.zero_grad()
-        loss = gpt_loss(self.model, self.idx)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.opt.step()
-        return loss
+        return gpt_train_step(self.model, self.opt, self.idx)
 
     def run(self, steps):
         """Seconds per step over `steps` steps."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from model_zoo import GPT, gpt_loss  # noqa: E402
+from model_zoo import GPT, gpt_train_step  # noqa: E402
 
 SIZES = {
     # name: (vocab, ctx, d_model, heads, layers, batch)
@@ -38,12 +38,7 @@ def step_time(device, size, steps):
     sync = torch.tpu.synchronize if device == "tpu" else (lambda: None)
 
     def step():
-        opt.zero_grad()
-        loss = gpt_loss(model, idx)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        return loss
+        return gpt_train_step(model, opt, idx)
 
     for _ in range(2):
         step()

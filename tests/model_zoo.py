@@ -89,3 +89,14 @@ def gpt_loss(model, idx):
     """Next-token cross-entropy (predict idx[:, 1:] from idx[:, :-1])."""
     logits = model(idx[:, :-1])
     return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
+
+
+def gpt_train_step(model, opt, idx, max_norm=1.0):
+    """One training step: next-token loss, backward, gradient clipping to
+    `max_norm`, an optimizer step. Returns the loss (not read back)."""
+    opt.zero_grad()
+    loss = gpt_loss(model, idx)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    opt.step()
+    return loss

@@ -20,7 +20,7 @@ import torch_tpu
 from torch_tpu import debug
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from model_zoo import GPT, gpt_loss  # noqa: E402
+from model_zoo import GPT, gpt_train_step  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -374,11 +374,7 @@ def _train(mode, steps, read_loss_every_step=True):
         for _ in range(steps):
 
             def step():
-                opt.zero_grad()
-                loss = gpt_loss(model, idx)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
+                loss = gpt_train_step(model, opt, idx)
                 if read_loss_every_step:
                     return loss.item()
                 return loss

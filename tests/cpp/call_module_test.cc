@@ -13,18 +13,10 @@
 
 #include "hlo/builder.h"
 #include "pjrt/client.h"
+#include "plugin_client.h"
 
 namespace torch_tpu {
 namespace {
-
-std::shared_ptr<pjrt::Client> plugin_client() {
-  static std::shared_ptr<pjrt::Client> c = [] {
-    const char* path = std::getenv("TORCH_TPU_PJRT_PLUGIN");
-    EXPECT_NE(path, nullptr) << "set TORCH_TPU_PJRT_PLUGIN";
-    return pjrt::Client::create(pjrt::Api::load(path), {});
-  }();
-  return c;
-}
 
 hlo::CalledFunction lowered(const std::string& name, const hlo::Builder& b) {
   hlo::CalledFunction f{name, b.function_text(name), b.parameter_types(), {}};

@@ -13,18 +13,10 @@
 #include "hlo/builder.h"
 #include "pjrt/client.h"
 #include "pjrt/padded_args.h"
+#include "plugin_client.h"
 
 namespace torch_tpu {
 namespace {
-
-std::shared_ptr<pjrt::Client> client() {
-  static std::shared_ptr<pjrt::Client> c = [] {
-    const char* path = std::getenv("TORCH_TPU_PJRT_PLUGIN");
-    EXPECT_NE(path, nullptr) << "set TORCH_TPU_PJRT_PLUGIN";
-    return pjrt::Client::create(pjrt::Api::load(path), {});
-  }();
-  return c;
-}
 
 template <typename T>
 std::vector<T> to_host(const pjrt::Buffer& b) {
@@ -34,7 +26,7 @@ std::vector<T> to_host(const pjrt::Buffer& b) {
 }
 
 pjrt::BufferPtr upload_f32(const std::vector<float>& data, const std::vector<int64_t>& dims) {
-  auto c = client();
+  auto c = plugin_client();
   return c
       ->buffer_from_host(data.data(), PJRT_Buffer_Type_F32, dims, c->devices().at(0),
                          pjrt::HostSemantics::kCopyDuringCall)
@@ -42,7 +34,7 @@ pjrt::BufferPtr upload_f32(const std::vector<float>& data, const std::vector<int
 }
 
 std::vector<pjrt::BufferPtr> run(const hlo::Builder& b, const std::vector<pjrt::BufferPtr>& args) {
-  auto c = client();
+  auto c = plugin_client();
   auto exe = c->compile(b.module_text(), pjrt::single_device_compile_options());
   std::vector<PJRT_Buffer*> raw;
   for (const auto& a : args) raw.push_back(a->raw());
@@ -61,7 +53,7 @@ TEST(PaddedArgs, ReportsLargerSizeAndZeroFills) {
 }
 
 TEST(Runtime, ClientHasDevices) {
-  auto c = client();
+  auto c = plugin_client();
   EXPECT_FALSE(c->platform_name().empty());
   ASSERT_GE(c->devices().size(), 1u);
   EXPECT_GE(c->api().minor_version(), 54);
@@ -130,7 +122,7 @@ TEST(Runtime, AliasedParameterDonatedOnlyWhenAllowed) {
   b.set_results({b.dynamic_update_slice_at(base, update, {start})});
   b.alias_result(base, 0);
   EXPECT_NE(b.module_text().find("{tf.aliasing_output = 0 : i32}"), std::string::npos);
-  auto c = client();
+  auto c = plugin_client();
   auto exe = c->compile(b.module_text(), pjrt::single_device_compile_options());
   const int64_t two = 2;
   auto start_buffer = c->buffer_from_host(&two, PJRT_Buffer_Type_S64, {}, c->devices().at(0),
@@ -256,7 +248,7 @@ TEST(Runtime, SerializeRoundTrip) {
   hlo::Builder b;
   auto x = b.parameter({hlo::ElementType::kF32, {2}});
   b.set_results({b.binary("multiply", x, x)});
-  auto c = client();
+  auto c = plugin_client();
   auto exe = c->compile(b.module_text(), pjrt::single_device_compile_options());
   auto bytes = exe->serialize();
   ASSERT_FALSE(bytes.empty());
@@ -268,7 +260,7 @@ TEST(Runtime, SerializeRoundTrip) {
 }
 
 TEST(Runtime, CompileErrorIsException) {
-  auto c = client();
+  auto c = plugin_client();
   EXPECT_THROW(c->compile("this is not mlir", pjrt::single_device_compile_options()), pjrt::Error);
 }
 
