@@ -131,6 +131,38 @@ def test_a_view_read_after_its_base_is_written_in_the_region():
     assert delta["executions"] == 1, delta
 
 
+def test_a_storage_overwritten_in_a_region_donates_its_buffer():
+    big_cpu = torch.randn(1 << 20)
+    big = big_cpu.to("tpu")  # only `big` holds its buffer
+    torch.tpu.synchronize()
+
+    def writes():
+        for k in range(0, 1000, 100):
+            big[k : k + 16].add_(k)
+        return big[:1100].cpu()
+
+    got, delta = _delta(writes)
+    for k in range(0, 1000, 100):
+        big_cpu[k : k + 16].add_(k)
+    torch.testing.assert_close(got, big_cpu[:1100], rtol=0, atol=0)
+    # ten writes in one region: the old buffer is donated once, updated in place
+    assert delta["donated_buffers"] == 1 and delta["undonatable_buffers"] == 0, delta
+
+    held = big.cpu()  # noqa: F841
+    reader = big[5:9] * 1  # a pending reader of the buffer the write below replaces
+    torch.tpu.synchronize()
+    kept = big.clone()  # another storage, its own buffer
+
+    def write_while_read():
+        big.add_(1)
+        return reader.cpu(), big[:8].cpu(), kept[:8].cpu()
+
+    (r, b, k), delta = _delta(write_while_read)
+    torch.testing.assert_close(r, big_cpu[5:9])
+    torch.testing.assert_close(b, big_cpu[:8] + 1)
+    torch.testing.assert_close(k, big_cpu[:8])
+
+
 def test_random_numbers_match_strict_for_the_same_seed():
     def draw():
         torch.manual_seed(1234)
