@@ -287,6 +287,25 @@ def test_host_copies_and_resize_see_pending_writes():
     torch.testing.assert_close(moved, x_cpu * 3)
 
 
+def test_fills_zeros_and_resize_are_recorded_in_the_region():
+    def work():
+        e = torch.empty(10, device="tpu")  # never written: reads as zeros
+        e[2:5] = 3.0
+        f = torch.full((4, 3), 2.5, device="tpu")
+        z = torch.zeros(4, 3, device="tpu")
+        f[1].fill_(-1.0)
+        r = (f + z).reshape(-1)
+        r.resize_(20)
+        return (e[:6] * 2).cpu(), r[:12].cpu()
+
+    (e, r), delta = _delta(work)
+    torch.testing.assert_close(e, torch.tensor([0.0, 0, 6, 6, 6, 0]))
+    expected = torch.full((4, 3), 2.5)
+    expected[1] = -1.0
+    torch.testing.assert_close(r, expected.reshape(-1))
+    assert delta["executions"] == 1 and delta["regions_executed"] == 1, delta
+
+
 def test_threads_record_and_read_their_own_values():
     errors = []
 

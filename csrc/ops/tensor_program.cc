@@ -405,6 +405,17 @@ hlo::ElementType TensorProgram::first_view_type(int slot) const {
   return first_type;
 }
 
+void TensorProgram::defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const {
+  const hlo::ElementType element = storage_element_for(storage.nbytes(), wanted);
+  const auto count = static_cast<int64_t>(storage.nbytes() / hlo::byte_size(element));
+  OpNode node;
+  node.function = &FragmentCache::get().find_or_lower(
+      std::string("zeros:") + hlo::mlir_name(element) + ":" + std::to_string(count),
+      [&](hlo::Builder& b) { b.set_results({b.zeros({element, {count}})}); });
+  node.writes.push_back({&storage, element});
+  defer_op(device_index_, node);
+}
+
 void TensorProgram::defer(Lowering lower) {
   auto write_locks = lock_written_storages();
   OpNode node;
@@ -413,9 +424,9 @@ void TensorProgram::defer(Lowering lower) {
     auto& slot = slots_[i];
     if (!slot.needs_base) continue;
     const hlo::ElementType first_type = first_view_type(static_cast<int>(i));
-    // (the key needs the base's type: a never-written storage gets its
-    // zeros now, as in Strict)
-    if (slot.storage->is_empty()) (void)slot.storage->buffer(first_type);
+    // A never-written storage read through a view is zeros: recorded in
+    // the region too (the key needs the base's type, which this sets).
+    if (slot.storage->is_empty()) defer_zeros(*slot.storage, first_type);
     slot.base_element = slot.storage->element();
     slot.base_count = slot.storage->element_count();
     node.params.push_back({Param::Kind::kStorageBase, slot.storage, first_type, nullptr});

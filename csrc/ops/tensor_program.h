@@ -134,6 +134,7 @@ class TensorProgram {
   hlo::ElementType first_view_type(int slot) const;
   void run_now(Lowering lower);
   void defer(Lowering lower);
+  void defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const;
 
   const char* op_;
   std::string key_;
