@@ -217,6 +217,17 @@ def test_cuts_by_reason():
     _, delta = _delta(event)
     assert delta["cuts_sync"] == 1, delta
 
+    def stream():
+        s = torch.tpu.Stream()
+        with torch.tpu.stream(s):
+            y = x + 2
+        s.synchronize()
+        return y
+
+    y, delta = _delta(stream)
+    assert delta["cuts_sync"] == 1 and delta["executions"] == 1, delta
+    torch.testing.assert_close(y.cpu(), x.cpu() + 2)
+
     def switch():
         y = x - 1
         with torch_tpu.eager_mode("strict"):
