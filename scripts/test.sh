@@ -116,7 +116,7 @@ if [ $# -gt 0 ]; then
 fi
 run_pytest tests
 rc=$?
-# DeferAndFuse replays (issue 11): the model tests, and every 4th OpInfo case
+# DeferAndFuse replays (issue 11): the model tests, and every 4th OpInfo op
 # (the whole replay, about 7 minutes more, is a README command). The view
 # fuzzer replays its seeds in DeferAndFuse by itself.
 TORCH_TPU_EAGER_MODE=defer_and_fuse TORCH_TPU_OPINFO_EVERY=4 \

@@ -27,7 +27,7 @@ starting with 'BUG:' are wrong results or crashes on tpu.
 TORCH_TPU_OPINFO_IGNORE_SKIPS=1 runs what SKIPS leaves out, and the NOT_YET
 ops, except the samples that crash the process (=all runs those too): a
 skipped case that now passes should leave SKIPS, a NOT_YET op that passes
-should move to ALLOW. TORCH_TPU_OPINFO_EVERY=N runs every Nth case only.
+should move to ALLOW. TORCH_TPU_OPINFO_EVERY=N runs every Nth op only.
 
 The CPU fallback (TORCH_TPU_CPU_FALLBACK) is switched off while these tests
 run, so a missing lowering cannot pass by running on the CPU.
@@ -476,9 +476,12 @@ def _cases():
     return cases
 
 
-# TORCH_TPU_OPINFO_EVERY=N keeps every Nth case: scripts/test.sh replays such
-# a sample in DeferAndFuse mode (the whole replay is a README command).
-CASES = _cases()[:: int(os.environ.get("TORCH_TPU_OPINFO_EVERY", "1"))]
+# TORCH_TPU_OPINFO_EVERY=N keeps every Nth op (all its cases): scripts/test.sh
+# replays such a sample in DeferAndFuse mode (the whole replay is a README
+# command).
+_EVERY = int(os.environ.get("TORCH_TPU_OPINFO_EVERY", "1"))
+_SAMPLED = set(_RUN[::_EVERY])
+CASES = [case for case in _cases() if case[0] in _SAMPLED]
 
 # (op, dtype name, kind) -> "pass"; filled by the tests, read by the summary.
 RESULTS = {}
