@@ -37,9 +37,4 @@ const hlo::CalledFunction& FragmentCache::find_or_lower(
   return *it->second;
 }
 
-size_t FragmentCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return by_key_.size();
-}
-
 }  // namespace torch_tpu

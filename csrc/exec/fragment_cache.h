@@ -29,7 +29,6 @@ class FragmentCache {
   // and results, once. The result lives as long as the process.
   const hlo::CalledFunction& find_or_lower(const std::string& key,
                                            c10::function_ref<void(hlo::Builder&)> lower);
-  size_t size() const;
 
  private:
   mutable std::mutex mu_;

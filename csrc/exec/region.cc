@@ -103,10 +103,6 @@ class Region : public std::enable_shared_from_this<Region> {
   std::optional<CutReason> cut_before(const hlo::CalledFunction* next);
   // Runs the region once (later calls return at once, or raise its error).
   void run(CutReason reason);
-  bool has_ops() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return !closed_ && !seq_.calls.empty();
-  }
 
  private:
   friend class RegionOutput;
