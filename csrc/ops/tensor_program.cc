@@ -405,6 +405,25 @@ hlo::ElementType TensorProgram::first_view_type(int slot) const {
   return first_type;
 }
 
+c10::SmallVector<pjrt::BufferPtr, 8> TensorProgram::runtime_value_buffers() const {
+  // The parameters after the storage bases, in lower_into's order: scalars,
+  // then the runtime offsets of input views, then of output views.
+  c10::SmallVector<pjrt::BufferPtr, 8> buffers;
+  for (const auto& s : scalars_) {
+    buffers.push_back(scalar_buffer(s.bytes.data(), s.size, s.type, device_index_));
+  }
+  auto add_offsets = [&](const auto& views) {
+    for (const auto& [slot, view] : views) {
+      if (!view.runtime_offset) continue;
+      buffers.push_back(scalar_buffer(reinterpret_cast<const unsigned char*>(&view.offset),
+                                      sizeof(int64_t), hlo::ElementType::kS64, device_index_));
+    }
+  };
+  add_offsets(inputs_);
+  add_offsets(outputs_);
+  return buffers;
+}
+
 void TensorProgram::defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const {
   const hlo::ElementType element = storage_element_for(storage.nbytes(), wanted);
   const auto count = static_cast<int64_t>(storage.nbytes() / hlo::byte_size(element));
@@ -432,21 +451,10 @@ void TensorProgram::defer(Lowering lower) {
     node.params.push_back({Param::Kind::kStorageBase, slot.storage, first_type, nullptr});
   }
   plan_views_and_writes();
-  for (const auto& sc : scalars_) {
-    node.params.push_back({Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8,
-                           scalar_buffer(sc.bytes.data(), sc.size, sc.type, device_index_)});
+  for (pjrt::BufferPtr& buffer : runtime_value_buffers()) {
+    node.params.push_back(
+        {Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8, std::move(buffer)});
   }
-  auto push_offsets = [&](const auto& views) {
-    for (const auto& [slot, view] : views) {
-      if (!view.runtime_offset) continue;
-      node.params.push_back(
-          {Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8,
-           scalar_buffer(reinterpret_cast<const unsigned char*>(&view.offset), sizeof(int64_t),
-                         hlo::ElementType::kS64, device_index_)});
-    }
-  };
-  push_offsets(inputs_);
-  push_offsets(outputs_);
   if (index_check_op_ != nullptr) {
     node.params.push_back({Param::Kind::kIndexStatus});
     const int64_t id = intern_op_name(index_check_op_, index_error_class_);
@@ -477,18 +485,7 @@ void TensorProgram::run_now(Lowering lower) {
     slot.base_count = slot.storage->element_count();
   }
   plan_views_and_writes();
-  for (const auto& s : scalars_) {
-    args.push_back(scalar_buffer(s.bytes.data(), s.size, s.type, device_index_));
-  }
-  auto push_offsets = [&](const auto& views) {
-    for (const auto& [slot, view] : views) {
-      if (!view.runtime_offset) continue;
-      args.push_back(scalar_buffer(reinterpret_cast<const unsigned char*>(&view.offset),
-                                   sizeof(int64_t), hlo::ElementType::kS64, device_index_));
-    }
-  };
-  push_offsets(inputs_);
-  push_offsets(outputs_);
+  for (pjrt::BufferPtr& buffer : runtime_value_buffers()) args.push_back(std::move(buffer));
 
   auto exe = ExecutableCache::get().get_or_compile(
       build_key(),

@@ -132,6 +132,7 @@ class TensorProgram {
   void lower_into(hlo::Builder& b, Lowering lower) const;
   c10::SmallVector<std::unique_lock<std::mutex>, 4> lock_written_storages() const;
   hlo::ElementType first_view_type(int slot) const;
+  c10::SmallVector<pjrt::BufferPtr, 8> runtime_value_buffers() const;
   void run_now(Lowering lower);
   void defer(Lowering lower);
   void defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const;
