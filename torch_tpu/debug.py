@@ -52,6 +52,8 @@ _DESCRIPTIONS = {
     "cuts_mode_switch": "region cuts: an eager mode switch",
     "cuts_size_cap": "region cuts: the size cap",
     "cuts_repeat": "region cuts: a repeated op sequence",
+    "graphs_captured": "compiled graphs captured for replay",
+    "graph_replays": "compiled-graph calls replayed on their executable",
 }
 
 

@@ -73,6 +73,8 @@ void count_cut(CutReason reason) {
   }
 }
 
+}  // namespace
+
 class Region;
 
 // A storage written in a region: pending on the value the region last wrote
@@ -90,11 +92,14 @@ class RegionOutput : public PendingNode {
   // region wrote it (-1: none): the program may write the result there.
   const int origin_param;
   pjrt::BufferPtr result;
+  int result_index = -1;  // which of the program's results `result` is
 };
 
 class Region : public std::enable_shared_from_this<Region> {
  public:
-  explicit Region(int device_index) : device_index_(device_index) { key_ = "region"; }
+  Region(int device_index, bool recording) : device_index_(device_index), recording_(recording) {
+    key_ = "region";
+  }
 
   // Appends `node`; false (and nothing appended) when the region was already
   // run and the caller must open a new one.
@@ -103,26 +108,39 @@ class Region : public std::enable_shared_from_this<Region> {
   std::optional<CutReason> cut_before(const hlo::CalledFunction* next);
   // Runs the region once (later calls return at once, or raise its error).
   void run(CutReason reason);
+  // For a recording region: runs it and returns what it recorded (nullopt
+  // when it had already run, or holds no ops).
+  std::optional<RegionRecord> run_and_record(CutReason reason,
+                                             c10::ArrayRef<RegionOutput*> watched);
+  bool closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return closed_;
+  }
 
  private:
   friend class RegionOutput;
   // A storage's buffer, as the parameter that already holds it if any.
-  int parameter_for(pjrt::BufferPtr buffer, const hlo::TensorType& type);
-  int new_parameter(pjrt::BufferPtr buffer, const hlo::TensorType& type);
+  int parameter_for(pjrt::BufferPtr buffer, const hlo::TensorType& type, DeviceStorage* storage);
+  int new_parameter(pjrt::BufferPtr buffer, const hlo::TensorType& type,
+                    DeviceStorage* storage = nullptr);
   void execute();
 
   const int device_index_;
+  const bool recording_;
   std::mutex mu_;
   bool closed_ = false;
   std::optional<std::string> error_;  // why running the region failed
   hlo::CallSequence seq_;
   std::vector<pjrt::BufferPtr> param_buffers_;  // null for the index status
+  std::vector<DeviceStorage*> param_storages_;  // the storage read, if any (recording only)
+  std::optional<RegionRecord> record_;          // filled by execute() when recording
   std::unordered_map<const pjrt::Buffer*, int> param_of_buffer_;
   std::vector<std::shared_ptr<RegionOutput>> outputs_;  // one per storage written
   int status_param_ = -1;
   std::optional<hlo::CallValue> status_value_;
   std::string key_;
-  int64_t bytes_ = 0;  // read and produced (see max_bytes)
+  int64_t bytes_ = 0;                 // read and produced (see max_bytes)
+  bool shared_buffer_param_ = false;  // see parameter_for
 };
 
 pjrt::BufferPtr RegionOutput::materialize() {
@@ -134,19 +152,27 @@ pjrt::BufferPtr RegionOutput::materialize() {
   return result;
 }
 
-int Region::parameter_for(pjrt::BufferPtr buffer, const hlo::TensorType& type) {
+int Region::parameter_for(pjrt::BufferPtr buffer, const hlo::TensorType& type,
+                          DeviceStorage* storage) {
   auto it = param_of_buffer_.find(buffer.get());
-  if (it != param_of_buffer_.end()) return it->second;
-  const int index = new_parameter(buffer, type);
+  if (it != param_of_buffer_.end()) {
+    // Two storages sharing one buffer (copy_data) are one parameter; a
+    // recording cannot tell them apart later.
+    if (recording_ && param_storages_[it->second] != storage) shared_buffer_param_ = true;
+    return it->second;
+  }
+  const int index = new_parameter(buffer, type, storage);
   param_of_buffer_.emplace(buffer.get(), index);
   return index;
 }
 
-int Region::new_parameter(pjrt::BufferPtr buffer, const hlo::TensorType& type) {
+int Region::new_parameter(pjrt::BufferPtr buffer, const hlo::TensorType& type,
+                          DeviceStorage* storage) {
   bytes_ += type.numel() * static_cast<int64_t>(byte_size(type.element));
   const int index = static_cast<int>(seq_.params.size());
   seq_.params.push_back(type);
   param_buffers_.push_back(std::move(buffer));
+  param_storages_.push_back(storage);
   return index;
 }
 
@@ -184,7 +210,7 @@ bool Region::append(const OpNode& node) {
         if (in_region[i]) {
           c.args.push_back(*in_region[i]);
         } else {
-          const int param = parameter_for(std::move(buffers[i]), f.params.at(i));
+          const int param = parameter_for(std::move(buffers[i]), f.params.at(i), p.storage);
           c.args.push_back({-1, param});
           read_bases.emplace_back(p.storage, param);
         }
@@ -199,6 +225,7 @@ bool Region::append(const OpNode& node) {
           status_param_ = static_cast<int>(seq_.params.size());
           seq_.params.push_back(f.params.at(i));
           param_buffers_.push_back(nullptr);  // bound when the region runs
+          param_storages_.push_back(nullptr);
           status_value_ = hlo::CallValue{-1, status_param_};
         }
         c.args.push_back(*status_value_);
@@ -268,6 +295,23 @@ void Region::run(CutReason reason) {
   }
 }
 
+std::optional<RegionRecord> Region::run_and_record(CutReason reason,
+                                                   c10::ArrayRef<RegionOutput*> watched) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_ || seq_.calls.empty()) return std::nullopt;
+  }
+  run(reason);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!record_) return std::nullopt;
+  RegionRecord record = std::move(*record_);
+  record_.reset();
+  for (RegionOutput* out : watched) {
+    record.watched_results.push_back(out == nullptr ? -1 : out->result_index);
+  }
+  return record;
+}
+
 void Region::execute() {
   // Results: the storages still alive (held by a storage or a reader, not
   // only by this region), then the index status.
@@ -324,7 +368,25 @@ void Region::execute() {
     status->set_result(std::move(results.back()));
     results.pop_back();
   }
-  for (size_t i = 0; i < live.size(); ++i) live[i]->result = std::move(results[i]);
+  for (size_t i = 0; i < live.size(); ++i) {
+    live[i]->result = std::move(results[i]);
+    live[i]->result_index = static_cast<int>(i);
+  }
+  if (recording_ && !shared_buffer_param_) {
+    RegionRecord record;
+    record.executable = exe;
+    record.params.resize(seq_.params.size());
+    for (size_t i = 0; i < seq_.params.size(); ++i) {
+      record.params[i].storage = param_storages_[i];
+      record.params[i].type = seq_.params[i];
+      if (param_storages_[i] == nullptr && static_cast<int>(i) != status_param_) {
+        record.params[i].buffer = param_buffers_[i];
+      }
+    }
+    for (const auto& [param, result] : seq_.aliases) record.aliases.emplace_back(param, result);
+    record.returns_index_status = status_value_.has_value();
+    record_ = std::move(record);
+  }
 
   const auto ops = static_cast<int64_t>(seq_.calls.size());
   m.regions_executed++;
@@ -337,9 +399,12 @@ void Region::execute() {
   // the region, whose mutex guards them) until their storages read them.
   outputs_.clear();
   param_buffers_.clear();
+  param_storages_.clear();
   param_of_buffer_.clear();
   seq_ = {};
 }
+
+namespace {
 
 struct OpenRegion {
   std::mutex mu;  // taken before the region's own
@@ -367,7 +432,7 @@ void defer_op(int device_index, const OpNode& node) {
       if (auto reason = open.region->cut_before(node.function)) open.region->run(*reason);
     }
     if (!open.region || !open.region->append(node)) {
-      open.region = std::make_shared<Region>(device_index);
+      open.region = std::make_shared<Region>(device_index, /*recording=*/false);
       continue;
     }
     return;
@@ -385,6 +450,36 @@ void cut_regions(int device_index, CutReason reason) {
     }
   }
   for (const auto& region : regions) region->run(reason);
+}
+
+std::shared_ptr<Region> begin_region_recording(int device_index) {
+  cut_regions(device_index, CutReason::kModeSwitch);
+  OpenRegion& open = open_region(device_index);
+  std::lock_guard<std::mutex> lock(open.mu);
+  open.region = std::make_shared<Region>(device_index, /*recording=*/true);
+  return open.region;
+}
+
+std::optional<RegionRecord> finish_region_recording(int device_index,
+                                                    const std::shared_ptr<Region>& region,
+                                                    c10::ArrayRef<DeviceStorage*> watched) {
+  {
+    OpenRegion& open = open_region(device_index);
+    std::lock_guard<std::mutex> lock(open.mu);
+    if (open.region != region) return std::nullopt;  // cut on the way
+    open.region.reset();
+  }
+  // Which watched storages the region wrote (read before it runs: running
+  // replaces each storage's pending value with its buffer).
+  std::vector<std::shared_ptr<PendingNode>> keep_alive;
+  c10::SmallVector<RegionOutput*, 16> outs;
+  for (DeviceStorage* storage : watched) {
+    auto pending = storage == nullptr ? nullptr : storage->pending_node();
+    auto* out = dynamic_cast<RegionOutput*>(pending.get());
+    outs.push_back(out != nullptr && out->region == region ? out : nullptr);
+    keep_alive.push_back(std::move(pending));
+  }
+  return region->run_and_record(CutReason::kModeSwitch, outs);
 }
 
 ScopedCutReason::ScopedCutReason(CutReason reason) : previous_(current_read_reason) {

@@ -16,13 +16,19 @@
 // cache.
 #pragma once
 
+#include <c10/util/ArrayRef.h>
 #include <c10/util/SmallVector.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/device_storage.h"
 #include "hlo/call_module.h"
 #include "pjrt/buffer.h"
+#include "pjrt/executable.h"
 
 namespace torch_tpu {
 
@@ -67,6 +73,37 @@ void defer_op(int device_index, const OpNode& node);
 // Runs the device's open region, if it has ops (device_index < 0: every
 // device's).
 void cut_regions(int device_index, CutReason reason);
+
+// A region that ran, as what it needs to run again without its ops: its
+// executable and what each parameter was bound to. torch.compile replays a
+// captured graph through it (ops/captured_graph.h).
+struct RegionRecord {
+  pjrt::ExecutablePtr executable;
+  struct Param {
+    // A storage's contents of `type` (storage non-null), a runtime value
+    // (`buffer`), or the device's index status (neither).
+    DeviceStorage* storage = nullptr;
+    hlo::TensorType type;
+    pjrt::BufferPtr buffer;
+  };
+  std::vector<Param> params;
+  std::vector<std::pair<int64_t, int64_t>> aliases;  // (parameter, result)
+  bool returns_index_status = false;                 // as the last result
+  // For each storage the caller watched: the result it was written from, or
+  // -1 when the region did not write it.
+  std::vector<int> watched_results;
+};
+
+class Region;
+
+// Cuts the device's open region and opens one that will record itself.
+std::shared_ptr<Region> begin_region_recording(int device_index);
+// Runs `region` and returns its record, when it is still the device's open
+// region (nothing cut it since begin_region_recording); runs nothing and
+// returns nullopt otherwise.
+std::optional<RegionRecord> finish_region_recording(int device_index,
+                                                    const std::shared_ptr<Region>& region,
+                                                    c10::ArrayRef<DeviceStorage*> watched);
 
 // While alive, regions this thread runs by reading a pending storage are
 // counted under `reason` (a host read rather than a device read).

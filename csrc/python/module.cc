@@ -12,6 +12,7 @@
 #include "device/autograd_drain.h"
 #include "device/generator.h"
 #include "exec/async_errors.h"
+#include "exec/captured_graph.h"
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
@@ -149,6 +150,19 @@ PYBIND11_MODULE(_C, m) {
   m.def("_push_eager_mode",
         [](const std::string& name) { push_scoped_eager_mode(parse_eager_mode(name)); });
   m.def("_pop_eager_mode", &pop_scoped_eager_mode);
+  using Tensors = CapturedGraph::Tensors;
+  pybind11::class_<CapturedGraph, std::shared_ptr<CapturedGraph>>(m, "_CapturedGraph")
+      .def("replay", [](const CapturedGraph& graph, const Tensors& inputs) {
+        pybind11::gil_scoped_release no_gil;
+        return graph.replay(inputs);
+      });
+  pybind11::class_<CapturedGraph::Capture>(m, "_GraphCapture")
+      .def(pybind11::init<int, const Tensors&>())
+      .def("end",
+           [](CapturedGraph::Capture& capture, const Tensors& inputs, const Tensors& outputs) {
+             pybind11::gil_scoped_release no_gil;
+             return capture.end(inputs, outputs);
+           });
   m.def("_storage_state", &storage_state);
   m.def("_testing_inject_async_failure", &inject_async_failure_for_testing);
   m.def("_testing_share_storage_buffer", &share_storage_buffer_for_testing);

@@ -1,0 +1,285 @@
+#include "exec/captured_graph.h"
+
+#include <ATen/core/TensorBody.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "core/allocator.h"
+#include "core/metrics.h"
+#include "exec/async_errors.h"
+#include "exec/eager_mode.h"
+#include "exec/launcher.h"
+
+namespace torch_tpu {
+namespace {
+
+DeviceStorage* storage_or_null(const std::optional<at::Tensor>& t) {
+  if (!t || !t->defined() || !t->has_storage()) return nullptr;
+  return storage_of(t->storage());
+}
+
+// Programs launched so far: capture refuses a graph that launched any
+// outside its region. (Uploads need no check: an uploaded constant is a
+// storage that is not an input, and an upload into an input changes its
+// buffer outside the region; both are refused below.)
+int64_t programs_launched() { return Metrics::get().executions.load(); }
+
+bool on_device(const at::Tensor& t, int device_index) {
+  return t.device().type() == c10::DeviceType::PrivateUse1 && t.device().index() == device_index &&
+         t.layout() == c10::kStrided && !t.is_conj() && !t.is_neg();
+}
+
+// A new tensor over a new storage of `nbytes` holding `buffer`.
+at::Tensor tensor_over(pjrt::BufferPtr buffer, hlo::ElementType element, size_t nbytes,
+                       int device_index, c10::ScalarType dtype, c10::IntArrayRef sizes,
+                       c10::IntArrayRef strides, int64_t offset) {
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes,
+                       TpuAllocator::get().allocate_on(nbytes, device_index), &TpuAllocator::get(),
+                       /*resizable=*/true);
+  if (buffer) storage_of(storage)->set_buffer(std::move(buffer), element);
+  auto t = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+      c10::scalarTypeToTypeMeta(dtype));
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset);
+  return t;
+}
+
+// A view of `base`'s storage, as an output that aliases an input or another
+// output.
+at::Tensor view_of(const at::Tensor& base, c10::ScalarType dtype, c10::IntArrayRef sizes,
+                   c10::IntArrayRef strides, int64_t offset) {
+  auto t = at::detail::make_tensor<c10::TensorImpl>(
+      c10::Storage(base.storage()), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+      c10::scalarTypeToTypeMeta(dtype));
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset);
+  return t;
+}
+
+}  // namespace
+
+CapturedGraph::Capture::Capture(int device_index, const Tensors& inputs)
+    : device_index_(device_index) {
+  // Inputs are materialized first, so that afterwards an input's buffer
+  // changes only by a write (checked in end()).
+  for (const auto& t : inputs) {
+    DeviceStorage* storage = storage_or_null(t);
+    const void* contents = nullptr;
+    if (storage != nullptr && !storage->is_empty() && on_device(*t, device_index)) {
+      contents = storage->buffer(storage->element()).get();
+    }
+    input_contents_.push_back(contents);
+  }
+  region_ = begin_region_recording(device_index);
+  work_before_ = programs_launched();
+}
+
+std::shared_ptr<CapturedGraph> CapturedGraph::Capture::end(const Tensors& inputs,
+                                                           const Tensors& outputs) {
+  std::vector<DeviceStorage*> watched;
+  for (const auto& t : inputs) watched.push_back(storage_or_null(t));
+  for (const auto& t : outputs) watched.push_back(storage_or_null(t));
+  auto region = std::move(region_);
+  std::optional<RegionRecord> record = finish_region_recording(device_index_, region, watched);
+  if (!record) return nullptr;
+  // The region's own launch is the only work the graph may have done.
+  if (programs_launched() != work_before_ + 1) return nullptr;
+
+  auto graph = std::shared_ptr<CapturedGraph>(new CapturedGraph());
+  graph->device_index_ = device_index_;
+  const size_t n_in = inputs.size();
+  for (size_t k = 0; k < n_in; ++k) {
+    InputSpec spec;
+    const auto& t = inputs[k];
+    if (t && t->defined()) {
+      if (!on_device(*t, device_index_)) return nullptr;
+      spec.defined = true;
+      spec.dtype = t->scalar_type();
+      spec.sizes = t->sizes().vec();
+      spec.strides = t->strides().vec();
+      spec.offset = t->storage_offset();
+      spec.storage_nbytes = t->storage().nbytes();
+      for (size_t j = 0; j < k; ++j) {
+        if (watched[j] != nullptr && watched[j] == watched[k]) {
+          spec.same_storage_as = static_cast<int>(j);
+          break;
+        }
+      }
+      const int result = record->watched_results[k];
+      if (spec.same_storage_as < 0 && watched[k] != nullptr) {
+        if (result >= 0) {
+          graph->input_writes_.push_back({static_cast<int>(k), result, watched[k]->element()});
+        } else if (watched[k]->materialized_buffer().get() != input_contents_[k]) {
+          return nullptr;  // written outside the region
+        }
+      }
+    }
+    graph->inputs_.push_back(std::move(spec));
+  }
+  for (const RegionRecord::Param& p : record->params) {
+    ParamSource source;
+    if (p.storage != nullptr) {
+      for (size_t k = 0; k < n_in && source.input < 0; ++k) {
+        if (watched[k] == p.storage) source.input = static_cast<int>(k);
+      }
+      if (source.input < 0) return nullptr;  // a storage that is not an input
+    }
+    graph->sources_.push_back(source);
+  }
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    OutputSpec spec;
+    const auto& t = outputs[j];
+    if (t && t->defined()) {
+      if (!on_device(*t, device_index_)) return nullptr;
+      spec.dtype = t->scalar_type();
+      spec.sizes = t->sizes().vec();
+      spec.strides = t->strides().vec();
+      spec.offset = t->storage_offset();
+      spec.storage_nbytes = t->storage().nbytes();
+      DeviceStorage* storage = watched[n_in + j];
+      for (size_t k = 0; k < n_in && spec.kind == OutputSpec::Kind::kNone; ++k) {
+        if (storage != nullptr && watched[k] == storage) {
+          spec.kind = OutputSpec::Kind::kInput;
+          spec.index = static_cast<int>(k);
+        }
+      }
+      for (size_t i = 0; i < j && spec.kind == OutputSpec::Kind::kNone; ++i) {
+        if (storage != nullptr && watched[n_in + i] == storage) {
+          spec.kind = OutputSpec::Kind::kOutput;
+          spec.index = static_cast<int>(i);
+        }
+      }
+      if (spec.kind == OutputSpec::Kind::kNone) {
+        const int result = record->watched_results[n_in + j];
+        if (storage != nullptr && result < 0) return nullptr;  // not made by the region
+        spec.kind = OutputSpec::Kind::kResult;
+        spec.index = result;  // -1: an empty storage
+        if (storage != nullptr) spec.element = storage->element();
+      }
+    }
+    graph->outputs_.push_back(std::move(spec));
+  }
+  graph->record_ = std::move(*record);
+  Metrics::get().graphs_captured++;
+  return graph;
+}
+
+std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& inputs) const {
+  if (inputs.size() != inputs_.size()) return std::nullopt;
+  std::vector<DeviceStorage*> storages(inputs.size(), nullptr);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const InputSpec& spec = inputs_[k];
+    const auto& t = inputs[k];
+    const bool defined = t && t->defined();
+    if (defined != spec.defined) return std::nullopt;
+    if (!defined) continue;
+    if (!on_device(*t, device_index_) || t->scalar_type() != spec.dtype ||
+        t->sizes() != c10::IntArrayRef(spec.sizes) ||
+        t->strides() != c10::IntArrayRef(spec.strides) || t->storage_offset() != spec.offset ||
+        t->storage().nbytes() != spec.storage_nbytes) {
+      return std::nullopt;
+    }
+    storages[k] = storage_or_null(t);
+    int same = -1;
+    for (size_t j = 0; j < k && same < 0; ++j) {
+      if (storages[j] != nullptr && storages[j] == storages[k]) same = static_cast<int>(j);
+    }
+    if (same != spec.same_storage_as) return std::nullopt;
+  }
+
+  // The inputs the graph writes stay locked from reading their buffers to
+  // storing the new ones, in address order (as TensorProgram does).
+  std::vector<DeviceStorage*> written;
+  for (const InputWrite& w : input_writes_) written.push_back(storages[w.input]);
+  std::sort(written.begin(), written.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (DeviceStorage* s : written) locks.emplace_back(s->write_mutex());
+
+  const auto& params = record_.params;
+  std::vector<pjrt::BufferPtr> args(params.size());
+  int status_param = -1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int input = sources_[i].input;
+    if (input >= 0) {
+      DeviceStorage* storage = storages[input];
+      args[i] = storage->buffer(params[i].type.element);
+      if (storage->element() != params[i].type.element ||
+          storage->element_count() != params[i].type.numel()) {
+        return std::nullopt;  // the same bytes, seen as another element type
+      }
+    } else if (params[i].buffer) {
+      args[i] = params[i].buffer;
+    } else {
+      status_param = static_cast<int>(i);
+    }
+  }
+  std::optional<IndexStatusUpdate> status;
+  if (status_param >= 0) {
+    status.emplace(device_index_, "a compiled graph", IndexErrorClass::kIndexError);
+    args[status_param] = status->status();
+  }
+
+  // An input's old buffer is donated when only its storage and this launch
+  // hold it (see DeviceStorage::begin_donation).
+  struct EndDonations {  // if the launch throws
+    std::vector<DeviceStorage*> storages;
+    ~EndDonations() {
+      for (DeviceStorage* s : storages) s->end_donation();
+    }
+  } donating;
+  const bool may_donate = current_eager_mode() != EagerMode::kDebug;
+  c10::SmallVector<int64_t, 4> keep;
+  Metrics& m = Metrics::get();
+  for (const auto& [param, result] : record_.aliases) {
+    DeviceStorage* storage = storages[sources_[param].input];
+    if (may_donate && storage->begin_donation(args[param])) {
+      donating.storages.push_back(storage);
+      m.donated_buffers++;
+    } else {
+      keep.push_back(param);
+      m.undonatable_buffers++;
+    }
+  }
+  std::sort(keep.begin(), keep.end());
+  std::vector<pjrt::BufferPtr> results = launch(*record_.executable, args, device_index_, keep);
+  if (status) {
+    status->set_result(std::move(results.back()));
+    results.pop_back();
+    status.reset();
+  }
+  for (const InputWrite& w : input_writes_) {
+    storages[w.input]->set_buffer(results.at(w.result), w.element);
+  }
+  donating.storages.clear();
+  locks.clear();
+  m.graph_replays++;
+  if (current_eager_mode() == EagerMode::kDebug) raise_async_errors(device_index_);
+
+  Tensors outputs;
+  outputs.reserve(outputs_.size());
+  for (const OutputSpec& spec : outputs_) {
+    switch (spec.kind) {
+      case OutputSpec::Kind::kNone:
+        outputs.emplace_back(std::nullopt);
+        break;
+      case OutputSpec::Kind::kResult:
+        outputs.emplace_back(tensor_over(spec.index >= 0 ? results.at(spec.index) : nullptr,
+                                         spec.element, spec.storage_nbytes, device_index_,
+                                         spec.dtype, spec.sizes, spec.strides, spec.offset));
+        break;
+      case OutputSpec::Kind::kInput:
+        outputs.emplace_back(
+            view_of(*inputs[spec.index], spec.dtype, spec.sizes, spec.strides, spec.offset));
+        break;
+      case OutputSpec::Kind::kOutput:
+        outputs.emplace_back(
+            view_of(*outputs[spec.index], spec.dtype, spec.sizes, spec.strides, spec.offset));
+        break;
+    }
+  }
+  return outputs;
+}
+
+}  // namespace torch_tpu
