@@ -1,7 +1,10 @@
-"""One GPT training step in three executors, side by side in one run:
-PyTorch CPU eager, tpu Strict and tpu DeferAndFuse, at a small and a mid size.
+"""One GPT training step in five executors, side by side in one run:
+PyTorch CPU eager, PyTorch Inductor on CPU tensors, tpu Strict, tpu
+DeferAndFuse and tpu compiled (`torch.compile(backend="tpu")`), at a small
+and a mid size.
 
 Run: python benchmarks/ladder.py [--repeats 5] [--steps 3] [--sizes small,mid]
+     [--no-inductor]
 
 A step is forward, cross-entropy, backward, clip_grad_norm_(1.0) and an
 AdamW update (the default for-each implementation: many small ops, the case
@@ -12,8 +15,9 @@ torch.tpu.synchronize(). The executors alternate within each repeat so that
 machine noise hits them alike. Also printed: programs launched per step in
 each tpu mode (torch_tpu.debug.metrics()["executions"]).
 
-Issue 11's target: DeferAndFuse at least 1.5x faster than Strict at the small
-size (the "strict/defer" column).
+Targets at the small size: DeferAndFuse at least 1.5x faster than Strict
+(issue 11, "strict/defer"); compiled at least 4x faster than Strict and
+faster than Inductor (issue 12, "strict/compiled", "inductor/compiled").
 """
 
 import argparse
@@ -24,7 +28,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from model_zoo import GPT, gpt_train_step  # noqa: E402
+from model_zoo import GPT, gpt_loss, gpt_train_step  # noqa: E402
 
 SIZES = {
     # name: (vocab, seq, d_model, heads, layers, batch)
@@ -33,19 +37,48 @@ SIZES = {
 }
 
 
-class Trainer:
-    """A model, its optimizer and a batch on one device, in one eager mode."""
+def clip_grad_norm(params, max_norm):
+    """torch.nn.utils.clip_grad_norm_'s for-each path, written out: Dynamo
+    (torch 2.13) breaks the graph inside the library function, which would
+    leave the clipping eager in the compiled columns."""
+    grads = [p.grad for p in params if p.grad is not None]
+    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+    torch._foreach_mul_(grads, torch.clamp(max_norm / (total + 1e-6), max=1.0))
+    return total
 
-    def __init__(self, device, mode, size):
+
+class Trainer:
+    """A model, its optimizer and a batch on one device, in one eager mode,
+    eager or compiled with `backend` (the loss, clipping and optimizer step
+    each compiled: what a user wraps in torch.compile)."""
+
+    def __init__(self, device, mode, size, backend=None):
         vocab, seq, d, heads, layers, batch = SIZES[size]
         self.device, self.mode = device, mode
         torch.manual_seed(0)
         self.model = GPT(vocab=vocab, ctx=seq, d=d, heads=heads, layers=layers, p=0.0).to(device)
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4)
+        # Compiled: the optimizer keeps its step counts on the device
+        # (capturable), so its compiled step is a tpu graph that replays
+        # whole; with the counts on the CPU it runs op by op in one region.
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4,
+                                     capturable=backend is not None and device != "cpu")
         self.idx = torch.randint(0, vocab, (batch, seq + 1)).to(device)
+        self.backend = backend
+        if backend is not None:
+            self.loss = torch.compile(gpt_loss, backend=backend)
+            self.clip = torch.compile(clip_grad_norm, backend=backend)
+            self.opt_step = torch.compile(self.opt.step, backend=backend)
 
     def _step(self):
-        return gpt_train_step(self.model, self.opt, self.idx)
+        if self.backend is None:
+            return gpt_train_step(self.model, self.opt, self.idx)
+        self.opt.zero_grad()
+        loss = self.loss(self.model, self.idx)
+        loss.backward()
+        with torch.no_grad():
+            self.clip(list(self.model.parameters()), 1.0)
+        self.opt_step()
+        return loss
 
     def run(self, steps):
         """Seconds per step over `steps` steps."""
@@ -77,32 +110,42 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--sizes", default="small,mid")
+    parser.add_argument("--no-inductor", action="store_true",
+                        help="skip the Inductor-on-CPU column (its C++ compile takes minutes)")
     args = parser.parse_args()
     import torch_tpu  # noqa: F401  (registers the device)
 
-    print(
-        f"{'size':<6} {'cpu ms':>9} {'strict ms':>10} {'defer ms':>9} "
-        f"{'strict/defer':>13} {'defer/cpu':>10} {'launches strict':>16} {'launches defer':>15}"
-    )
+    columns = ["cpu", "inductor", "strict", "defer", "compiled"]
+    if args.no_inductor:
+        columns.remove("inductor")
+    print("times in ms per step; ratios are Strict's time over each column's")
+    header = f"{'size':<6}" + "".join(f"{c + ' ms':>13}" for c in columns)
+    header += f"{'strict/defer':>13}{'strict/compiled':>16}{'inductor/compiled':>18}"
+    header += f"{'launches strict':>16}{'defer':>7}{'compiled':>9}"
+    print(header)
     for size in args.sizes.split(","):
-        trainers = {
-            "cpu": Trainer("cpu", "strict", size),
-            "strict": Trainer("tpu", "strict", size),
-            "defer": Trainer("tpu", "defer_and_fuse", size),
+        make = {
+            "cpu": lambda: Trainer("cpu", "strict", size),
+            "inductor": lambda: Trainer("cpu", "strict", size, backend="inductor"),
+            "strict": lambda: Trainer("tpu", "strict", size),
+            "defer": lambda: Trainer("tpu", "defer_and_fuse", size),
+            "compiled": lambda: Trainer("tpu", "strict", size, backend="tpu"),
         }
+        trainers = {name: make[name]() for name in columns}
         for t in trainers.values():
             t.run(3)  # warm-up: compiles, region executables, allocator
-        launches = {k: trainers[k].executions_per_step(2) for k in ("strict", "defer")}
+        launches = {k: trainers[k].executions_per_step(2) for k in ("strict", "defer", "compiled")}
         best = {k: float("inf") for k in trainers}
         for _ in range(args.repeats):
             for name, t in trainers.items():
                 best[name] = min(best[name], t.run(args.steps))
-        print(
-            f"{size:<6} {best['cpu'] * 1e3:>9.1f} {best['strict'] * 1e3:>10.1f} "
-            f"{best['defer'] * 1e3:>9.1f} {best['strict'] / best['defer']:>12.2f}x "
-            f"{best['defer'] / best['cpu']:>9.2f}x {launches['strict']:>16.1f} "
-            f"{launches['defer']:>15.1f}"
-        )
+        row = f"{size:<6}" + "".join(f"{best[c] * 1e3:>13.1f}" for c in columns)
+        row += f"{best['strict'] / best['defer']:>12.2f}x"
+        row += f"{best['strict'] / best['compiled']:>15.2f}x"
+        inductor = best.get("inductor")
+        row += f"{inductor / best['compiled']:>17.2f}x" if inductor else f"{'-':>18}"
+        row += f"{launches['strict']:>16.1f}{launches['defer']:>7.1f}{launches['compiled']:>9.1f}"
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

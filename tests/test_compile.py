@@ -1,0 +1,360 @@
+"""`torch.compile(backend="tpu")` (issue 12): values against PyTorch CPU
+eager (the same function, not compiled), and what ran read from the metrics.
+
+Covers what users' compiled code does: input mutation (also through a view),
+outputs that alias inputs or each other, graph breaks, no_grad, integer and
+bool dtypes, several outputs, BatchNorm's running statistics, dynamic shapes,
+and training (MLP, CNN, GPT; forward and backward compiled; a compiled
+optimizer step).
+"""
+
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch_tpu
+from torch_tpu import debug
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model_zoo import CNN, GPT, gpt_loss  # noqa: E402
+
+DEV = "tpu"
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _delta(fn):
+    torch.tpu.synchronize()
+    before = debug.metrics()
+    result = fn()
+    torch.tpu.synchronize()
+    after = debug.metrics()
+    return result, {k: after[k] - before.get(k, 0) for k in after}
+
+
+def _both(fn, *cpu_args):
+    """fn compiled on tpu copies of the arguments, fn eager on CPU."""
+    tpu_args = [a.to(DEV) if isinstance(a, torch.Tensor) else a for a in cpu_args]
+    got = torch.compile(fn, backend="tpu")(*tpu_args)
+    want = fn(*cpu_args)
+    return got, want, tpu_args
+
+
+def _cpu(tree):
+    return torch.utils._pytree.tree_map(
+        lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, tree
+    )
+
+
+def test_the_backend_comes_from_the_entry_point():
+    names = {ep.name: ep.value for ep in entry_points(group="torch_dynamo_backends")}
+    assert names.get("tpu") == "torch_tpu.compiler:tpu_backend"
+    assert "tpu" in torch._dynamo.list_backends()
+
+
+def test_a_graph_is_one_program_and_later_calls_replay_it_without_dispatch():
+    def f(x, y):
+        z = (x @ y).relu() * 2 + 1
+        return torch.tanh(z).sum(0) - z.mean()
+
+    x, y = torch.randn(8, 16), torch.randn(16, 4)
+    cf = torch.compile(f, backend="tpu")
+    tx, ty = x.to(DEV), y.to(DEV)
+    first, delta = _delta(lambda: cf(tx, ty).cpu())
+    torch.testing.assert_close(first, f(x, y))
+    # The first call runs the graph's ops as one region, and records it.
+    assert delta["regions_executed"] == 1 and delta["executions"] == 1, delta
+    assert delta["region_ops"] >= 6 and delta["graphs_captured"] == 1, delta
+    for _ in range(3):
+        x2 = torch.randn(8, 16)
+        tx2 = x2.to(DEV)
+        again, delta = _delta(lambda: cf(tx2, ty).cpu())
+        torch.testing.assert_close(again, f(x2, y))
+        # Later calls: one launch of the recorded executable, no op dispatched.
+        assert delta["compiles"] == 0 and delta["executions"] == 1, delta
+        assert delta["graph_replays"] == 1 and delta["deferred_ops"] == 0, delta
+
+
+def test_input_mutation_is_visible_to_the_caller():
+    def f(x, y):
+        x.add_(1)
+        y[1:].mul_(3)  # through a view
+        return x * y
+
+    cf = torch.compile(f, backend="tpu")
+    x, y = torch.randn(5), torch.randn(5)
+    tx, ty = x.to(DEV), y.to(DEV)
+    view = tx[2:]  # another alias of a written input sees the writes
+    before = debug.metrics()["graph_replays"]
+    for _ in range(3):  # the first call records, the others replay
+        got = cf(tx, ty)
+        want = f(x, y)
+        torch.testing.assert_close(got.cpu(), want)
+        torch.testing.assert_close(tx.cpu(), x)
+        torch.testing.assert_close(ty.cpu(), y)
+        torch.testing.assert_close(view.cpu(), x[2:])
+    assert debug.metrics()["graph_replays"] - before == 2
+
+
+def test_replay_never_donates_a_buffer_still_read():
+    # A buffer a pending DeferAndFuse region still reads, or another storage
+    # shares, must survive the in-place update of a replayed graph.
+    def bump(x):
+        x.mul_(2)
+        return x.sum()
+
+    cf = torch.compile(bump, backend="tpu")
+    x = torch.arange(6.0)
+    tx = x.to(DEV)
+    cf(tx)
+    x.mul_(2)
+    with torch_tpu.eager_mode("defer_and_fuse"):
+        pending = tx * 1  # deferred: reads tx's current buffer later
+        total = cf(tx)  # replayed: writes a new buffer into tx
+        torch.testing.assert_close(pending.cpu(), x)
+    x.mul_(2)
+    torch.testing.assert_close(tx.cpu(), x)
+    torch.testing.assert_close(total.cpu(), x.sum())
+    # A storage that shares the buffer (a copy made by copy_data) keeps the
+    # old values when the other is rewritten in place.
+    shared = torch_tpu._C._testing_share_storage_buffer(tx)
+    cf(tx)
+    x.mul_(2)
+    torch.testing.assert_close(shared.cpu(), x / 2)
+    torch.testing.assert_close(tx.cpu(), x)
+
+
+def test_inputs_that_differ_from_the_recording_run_op_by_op():
+    def f(x):
+        return x * 2 + x.sum()
+
+    cf = torch.compile(f, backend="tpu")
+    base = torch.randn(12)
+    tb = base.to(DEV)
+    before = debug.metrics()
+    for start in (0, 0, 3, 5):  # another storage offset: another layout
+        torch.testing.assert_close(cf(tb[start:start + 4]).cpu(), f(base[start:start + 4]))
+    after = debug.metrics()
+    assert after["graph_replays"] - before["graph_replays"] == 1
+
+
+def test_random_ops_are_never_replayed_with_the_same_numbers():
+    def f(x):
+        return F.dropout(x, 0.5, training=True) + torch.rand_like(x)
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.ones(64, device=DEV)
+    outs = [cf(x).cpu() for _ in range(3)]
+    assert not torch.equal(outs[0], outs[1]) and not torch.equal(outs[1], outs[2])
+    # The same seed gives the same numbers as eager Strict.
+    torch.manual_seed(7)
+    compiled = cf(x).cpu()
+    torch.manual_seed(7)
+    eager = f(x).cpu()
+    torch.testing.assert_close(compiled, eager)
+
+
+def test_cpu_scalar_tensor_inputs_are_read_every_call():
+    def f(x, scale):
+        return x * scale + 1
+
+    cf = torch.compile(f, backend="tpu")
+    x = torch.randn(4)
+    tx = x.to(DEV)
+    for value in (2.0, 3.0, -1.5):
+        scale = torch.tensor(value)
+        torch.testing.assert_close(cf(tx, scale).cpu(), f(x, scale))
+
+
+def test_mutating_a_view_of_an_input_writes_the_base():
+    def f(base):
+        view = base[:, 1]
+        view.copy_(torch.arange(3.0, device=base.device))
+        return base.sum()
+
+    base = torch.randn(3, 4)
+    got, want, (tb,) = _both(f, base.clone())
+    f(base)
+    torch.testing.assert_close(got.cpu(), want)
+    torch.testing.assert_close(tb.cpu(), base)
+
+
+def test_outputs_aliasing_inputs_and_each_other_are_views_as_in_eager():
+    def f(x):
+        y = x * 2
+        return x.view(-1), x[1:], y, y.t(), y[0]
+
+    x = torch.randn(3, 4)
+    tx = x.to(DEV)
+    cf = torch.compile(f, backend="tpu")
+    cf(tx)
+    out = cf(tx)  # replayed
+    want = f(x)
+    for o, w in zip(out, want):
+        torch.testing.assert_close(o.cpu(), w)
+        assert o.shape == w.shape and o.stride() == w.stride()
+    # Writing through an output that aliases the input writes the input, and
+    # outputs that alias each other stay aliased.
+    out[0][0] = 100.0
+    assert tx[0, 0].item() == 100.0
+    out[2][0, 0] = -7.0
+    assert out[3][0, 0].item() == -7.0 and out[4][0].item() == -7.0
+
+
+def test_graph_breaks_item_and_print(capsys):
+    def f(x):
+        s = x.sum().item()  # a graph break (Dynamo's default)
+        print("sum is", round(s, 3))
+        return x * s, (x + 1).relu()
+
+    x = torch.randn(6)
+    got, want, _ = _both(f, x)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.cpu(), w)
+    assert "sum is" in capsys.readouterr().out
+
+
+def test_no_grad_and_requires_grad_inputs():
+    w = torch.randn(4, 4, requires_grad=True)
+    tw = w.detach().to(DEV).requires_grad_()
+
+    def f(w, x):
+        with torch.no_grad():
+            scale = w.abs().max()
+        return (x @ w / scale).sum()
+
+    x = torch.randn(3, 4)
+    cf = torch.compile(f, backend="tpu")
+    got = cf(tw, x.to(DEV))
+    got.backward()
+    want = f(w, x)
+    want.backward()
+    torch.testing.assert_close(got.cpu(), want.detach())
+    torch.testing.assert_close(tw.grad.cpu(), w.grad)
+
+
+def test_integer_and_bool_dtypes_and_several_outputs():
+    def f(a, b, m):
+        return (a * 3 + b) % 5, a > b, a & b, torch.where(m, a, -b), m.logical_not().sum()
+
+    cf = torch.compile(f, backend="tpu")
+    for _ in range(3):
+        a = torch.randint(-50, 50, (7,), dtype=torch.int64)
+        b = torch.randint(1, 9, (7,), dtype=torch.int32)
+        m = torch.rand(7) > 0.5
+        got = cf(a.to(DEV), b.to(DEV), m.to(DEV))
+        for g, w in zip(got, f(a, b, m)):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g.cpu(), w)
+
+
+def test_batchnorm_running_stats_update_as_in_eager():
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(6)
+    tbn = nn.BatchNorm1d(6).to(DEV)
+    tbn.load_state_dict(bn.state_dict())
+    cbn = torch.compile(tbn, backend="tpu")
+    for _ in range(3):
+        x = torch.randn(10, 6)
+        torch.testing.assert_close(cbn(x.to(DEV)).cpu(), bn(x))
+    for name, value in bn.state_dict().items():
+        torch.testing.assert_close(tbn.state_dict()[name].cpu(), value)
+
+
+def test_dynamic_shapes_specialize_per_shape():
+    def f(x):
+        return (x.softmax(-1) * x.shape[0]).sum(0)
+
+    cf = torch.compile(f, backend="tpu", dynamic=True)
+    for n in (3, 5, 9, 5):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(cf(x.to(DEV)).cpu(), f(x))
+
+
+def _train(model, steps, batches, compile_model, compile_step=False):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    step = torch.compile(opt.step, backend="tpu") if compile_step else opt.step
+    run = torch.compile(model, backend="tpu") if compile_model else model
+    losses = []
+    for i in range(steps):
+        x, y = batches[i]
+        opt.zero_grad()
+        loss = F.cross_entropy(run(x), y)
+        loss.backward()
+        step()
+        losses.append(loss.detach())
+    return [float(l) for l in losses]
+
+
+def test_mlp_trains_compiled_like_cpu():
+    torch.manual_seed(0)
+    cpu = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.Linear(32, 5))
+    tpu = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.Linear(32, 5))
+    tpu.load_state_dict(cpu.state_dict())
+    tpu.to(DEV)
+    batches = [(torch.randn(16, 12), torch.randint(0, 5, (16,))) for _ in range(4)]
+    want = _train(cpu, 4, batches, compile_model=False)
+    got = _train(tpu, 4, [(x.to(DEV), y.to(DEV)) for x, y in batches], True, True)
+    assert got == pytest.approx(want, rel=1e-4, abs=1e-5)
+    for (name, p), q in zip(cpu.named_parameters(), tpu.parameters()):
+        torch.testing.assert_close(q.detach().cpu(), p.detach(), rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_cnn_trains_compiled_like_cpu():
+    torch.manual_seed(1)
+    cpu, tpu = CNN(), CNN()
+    tpu.load_state_dict(cpu.state_dict())
+    tpu.to(DEV)
+    batches = [(torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))) for _ in range(3)]
+    want = _train(cpu, 3, batches, compile_model=False)
+    got = _train(tpu, 3, [(x.to(DEV), y.to(DEV)) for x, y in batches], True)
+    assert got == pytest.approx(want, rel=1e-4, abs=1e-4)
+    for name, value in cpu.state_dict().items():  # running stats included
+        torch.testing.assert_close(tpu.state_dict()[name].cpu(), value, rtol=1e-4, atol=1e-4,
+                                   msg=name)
+
+
+def test_gpt_trains_compiled_like_cpu_with_few_programs_per_step():
+    torch.manual_seed(2)
+    cpu = GPT(p=0.0)
+    tpu = GPT(p=0.0)
+    tpu.load_state_dict(cpu.state_dict())
+    tpu.to(DEV)
+    idx = [torch.randint(0, 64, (4, 16)) for _ in range(4)]
+    opt_c = torch.optim.AdamW(cpu.parameters(), lr=3e-3)
+    opt_t = torch.optim.AdamW(tpu.parameters(), lr=3e-3)
+    loss_fn = torch.compile(gpt_loss, backend="tpu")
+    want, got, deltas = [], [], []
+    for batch in idx:
+        opt_c.zero_grad()
+        loss = gpt_loss(cpu, batch)
+        loss.backward()
+        opt_c.step()
+        want.append(loss.item())
+
+        def step():
+            opt_t.zero_grad()
+            loss = loss_fn(tpu, batch.to(DEV))
+            loss.backward()
+            return loss
+
+        loss, delta = _delta(step)
+        deltas.append(delta)
+        opt_t.step()
+        got.append(loss.item())
+    assert got == pytest.approx(want, rel=1e-4)
+    # After the first step: forward and backward are one program each (plus
+    # the input's upload), and nothing compiles.
+    for delta in deltas[1:]:
+        assert delta["compiles"] == 0, delta
+        assert delta["executions"] <= 3, delta

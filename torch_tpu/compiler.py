@@ -1,0 +1,128 @@
+"""`torch.compile(backend="tpu")`: the Dynamo backend.
+
+PyTorch finds it through this package's `torch_dynamo_backends` entry point
+(pyproject.toml); nothing here patches `torch.compile`.
+
+AOTAutograd splits what Dynamo captured into a forward and a backward ATen
+graph (functionalized; an inference graph's input mutations stay inside it
+as copies into the inputs). Each graph runs through the same tpu kernels as
+eager, every op deferred into one DeferAndFuse region that ends where the
+graph ends: one StableHLO program per graph, compiled once per region key
+and cached like any other program.
+
+The first call of a graph also records that region (exec/captured_graph.h);
+later calls whose inputs look the same (device, dtype, sizes, strides,
+offsets, which inputs share storage) and whose non-tensor arguments are
+equal bind their buffers straight to the recorded executable, with no
+per-op dispatch. A graph is run op by op instead, every call, when replay
+would not be exact: it draws random numbers (the region would repeat the
+same ones), reads a CPU tensor (its value would be frozen), or did work
+outside its region (a host read, an op that needs a value now, a transfer).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from torch._decomp import get_decompositions
+from torch._dynamo.backends.common import aot_autograd
+
+from . import _C
+
+# Distinct non-tensor argument sets recorded per graph (dynamic shapes pass
+# sizes as ints: each set is its own recording).
+_MAX_RECORDINGS_PER_GRAPH = 8
+
+
+class _Graph:
+    """One AOTAutograd graph, called with AOTAutograd's boxed convention (a
+    list of arguments)."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        self.gm = gm
+        # non-tensor arguments -> recorded graph, or None when replay was refused
+        self.recordings: Dict[Tuple, Optional[object]] = {}
+
+    @staticmethod
+    def _signature(args: Sequence) -> Tuple[Optional[Tuple], int, List]:
+        """(key of the non-tensor arguments or None when the call cannot be
+        replayed, device index, the tensor arguments with None elsewhere)."""
+        device = None
+        tensors: List = []
+        key = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                if a.device.type != "tpu" or (device is not None and a.device.index != device):
+                    return None, -1, []
+                device = a.device.index
+                tensors.append(a)
+            elif a is None or isinstance(a, (bool, int, float)):
+                key.append((type(a), a))
+                tensors.append(None)
+            else:
+                return None, -1, []
+        if device is None:
+            return None, -1, []
+        return tuple(key), device, tensors
+
+    def __call__(self, args: List):
+        key, device, tensors = self._signature(args)
+        recorded = self.recordings.get(key) if key is not None else None
+        if recorded is not None:
+            outputs = recorded.replay(tensors)
+            if outputs is not None:
+                args.clear()
+                return outputs
+        record = key is not None and key not in self.recordings and (
+            len(self.recordings) < _MAX_RECORDINGS_PER_GRAPH)
+        # The mode switch on entry runs whatever the caller left pending, and
+        # the one on exit ends the graph's region: its bounds are the graph's.
+        _C._push_eager_mode("defer_and_fuse")
+        try:
+            if not record:
+                return self.gm(*args)
+            rng_before = torch.tpu.get_rng_state(device)
+            capture = _C._GraphCapture(device, tensors)
+            outputs = self.gm(*args)
+            outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+            replayable = all(o is None or isinstance(o, torch.Tensor) for o in outs)
+            graph = capture.end(tensors, [o if isinstance(o, torch.Tensor) else None for o in outs])
+            if not replayable or not torch.equal(rng_before, torch.tpu.get_rng_state(device)):
+                graph = None
+            self.recordings[key] = graph
+            return outputs
+        finally:
+            _C._pop_eager_mode()
+
+
+def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence) -> Callable:
+    graph = _Graph(gm)
+
+    def run(args: List):
+        return graph(args)
+
+    run._boxed_call = True  # AOTAutograd's mark for "takes one list"
+    return run
+
+
+def _decompositions():
+    # Functionalization turns some in-place ops into functional variants that
+    # have no eager kernel anywhere (they exist only inside graphs); PyTorch's
+    # own decompositions spell them in ops the tpu kernels have.
+    aten = torch.ops.aten
+    return get_decompositions([
+        aten._native_batch_norm_legit_functional,
+    ])
+
+
+def _tpu_backend() -> Callable:
+    return aot_autograd(fw_compiler=_compile_graph, bw_compiler=_compile_graph,
+                        keep_inference_input_mutations=True,
+                        decompositions=_decompositions)
+
+
+# What the entry point names: Dynamo calls it with (graph module, example inputs).
+tpu_backend: Callable = _tpu_backend()
+
+__all__: List[str] = ["tpu_backend"]
