@@ -41,6 +41,7 @@ _C._init(_package_roots())
 
 from . import device_module  # noqa: E402
 from . import debug  # noqa: E402
+from . import cache  # noqa: E402
 from . import _autograd_exit  # noqa: E402
 from .modes import eager_mode, get_eager_mode, set_eager_mode  # noqa: E402
 
@@ -53,5 +54,5 @@ torch.utils.generate_methods_for_privateuse1_backend(
 torch.set_autocast_dtype("tpu", torch.bfloat16)
 _autograd_exit.install()
 
-__all__ = ["device_module", "debug", "eager_mode", "get_eager_mode", "set_eager_mode"]
+__all__ = ["device_module", "debug", "cache", "eager_mode", "get_eager_mode", "set_eager_mode"]
 

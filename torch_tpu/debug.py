@@ -25,7 +25,7 @@ def reset_metrics() -> None:
 
 
 _DESCRIPTIONS = {
-    "compiles": "programs compiled",
+    "compiles": "programs compiled by XLA (not loaded from the disk cache)",
     "compile_time_ns": "time spent compiling",
     "cache_hits": "executable cache hits (in memory)",
     "cached_executables": "executables held in memory",
@@ -54,6 +54,8 @@ _DESCRIPTIONS = {
     "cuts_repeat": "region cuts: a repeated op sequence",
     "graphs_captured": "compiled graphs captured for replay",
     "graph_replays": "compiled-graph calls replayed on their executable",
+    "persistent_cache_hits": "executables loaded from the disk cache",
+    "persistent_cache_writes": "executables written to the disk cache",
 }
 
 

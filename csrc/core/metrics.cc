@@ -44,6 +44,8 @@ auto counters(M& m) {
       {"cuts_repeat", &m.cuts_repeat},
       {"graphs_captured", &m.graphs_captured},
       {"graph_replays", &m.graph_replays},
+      {"persistent_cache_hits", &m.persistent_cache_hits},
+      {"persistent_cache_writes", &m.persistent_cache_writes},
   };
 }
 

@@ -46,6 +46,10 @@ struct Metrics {
   // calls replayed straight on a captured graph's executable.
   std::atomic<int64_t> graphs_captured{0};
   std::atomic<int64_t> graph_replays{0};
+  // The executable cache's disk tier (exec/persistent_cache.h): executables
+  // loaded from it instead of compiled, and entries written to it.
+  std::atomic<int64_t> persistent_cache_hits{0};
+  std::atomic<int64_t> persistent_cache_writes{0};
 
   static Metrics& get();
   std::map<std::string, int64_t> snapshot() const;

@@ -8,6 +8,7 @@
 
 #include "core/metrics.h"
 #include "core/runtime.h"
+#include "exec/persistent_cache.h"
 
 namespace torch_tpu {
 namespace {
@@ -16,18 +17,23 @@ pjrt::ExecutablePtr compile(c10::function_ref<std::string()> build_text, std::st
   const std::string text = build_text();
   static const bool dump = std::getenv("TORCH_TPU_DUMP_HLO") != nullptr;
   if (dump) std::cerr << "[torch_tpu] compiling " << label << "\n" << text;
-  const auto start = std::chrono::steady_clock::now();
-  pjrt::ExecutablePtr executable;
-  try {
-    executable = Runtime::get().client().compile(text, pjrt::single_device_compile_options());
-  } catch (const pjrt::Error& e) {
-    TORCH_CHECK(false, "tpu: compiling ", label, " failed: ", e.what());
-  }
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  Metrics::get().compiles++;
-  Metrics::get().compile_time_ns +=
-      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
-  return executable;
+  const std::string options = pjrt::single_device_compile_options();
+  // The disk tier first (exec/persistent_cache.h); `compiles` counts only
+  // what XLA really compiled.
+  return PersistentCache::get().load_or_compile(text, options, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    pjrt::ExecutablePtr executable;
+    try {
+      executable = Runtime::get().client().compile(text, options);
+    } catch (const pjrt::Error& e) {
+      TORCH_CHECK(false, "tpu: compiling ", label, " failed: ", e.what());
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    Metrics::get().compiles++;
+    Metrics::get().compile_time_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+    return executable;
+  });
 }
 
 size_t capacity_from_env() {

@@ -16,6 +16,7 @@
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
+#include "exec/persistent_cache.h"
 #include "ops/elementwise.h"
 #include "ops/missing_op.h"
 
@@ -163,6 +164,17 @@ PYBIND11_MODULE(_C, m) {
              pybind11::gil_scoped_release no_gil;
              return capture.end(inputs, outputs);
            });
+  m.def("_persistent_cache_stats", [] {
+    const PersistentCache::Stats s = PersistentCache::get().stats();
+    pybind11::dict d;
+    d["enabled"] = s.enabled;
+    d["directory"] = s.directory;
+    d["entries"] = s.entries;
+    d["bytes"] = s.bytes;
+    d["max_bytes"] = s.max_bytes;
+    return d;
+  });
+  m.def("_persistent_cache_clear", [] { PersistentCache::get().clear(); });
   m.def("_storage_state", &storage_state);
   m.def("_testing_inject_async_failure", &inject_async_failure_for_testing);
   m.def("_testing_share_storage_buffer", &share_storage_buffer_for_testing);

@@ -1,0 +1,164 @@
+"""The persistent executable cache (issue 12): each test starts fresh
+processes on a cache directory of its own and checks what they compiled,
+what they loaded, and that their results are right and identical, also when
+entries are truncated, corrupt, written by two processes at once, or the
+directory cannot be created."""
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# A training step (forward, backward, AdamW) on a small MLP; prints the final
+# weights' bytes as hex and the metrics that matter, as JSON.
+PROGRAM = textwrap.dedent(
+    """
+    import json, sys, torch, torch_tpu
+    from torch_tpu import debug
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+    model.to("tpu")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    x, y = torch.randn(5, 8).to("tpu"), torch.randint(0, 3, (5,)).to("tpu")
+    for _ in range(2):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    weights = torch.cat([p.detach().cpu().flatten() for p in model.parameters()])
+    m = debug.metrics()
+    print(json.dumps({
+        "weights": weights.numpy().tobytes().hex(),
+        "compiles": m["compiles"],
+        "hits": m["persistent_cache_hits"],
+        "writes": m["persistent_cache_writes"],
+        "stats": torch_tpu.cache.stats(),
+    }))
+    """
+)
+
+
+def run(cache_dir, extra_env=None, program=PROGRAM):
+    env = dict(os.environ)
+    env["TORCH_TPU_CACHE_DIR"] = str(cache_dir)
+    env.update(extra_env or {})
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def entries(cache_dir):
+    return sorted(Path(cache_dir).glob("*.xc"))
+
+
+def test_a_warm_process_compiles_nothing_and_gets_identical_bits(tmp_path):
+    cache = tmp_path / "cache"
+    cold, _ = run(cache)
+    assert cold["compiles"] > 0 and cold["writes"] == cold["compiles"] and cold["hits"] == 0
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert len(entries(cache)) == cold["writes"]
+    warm, _ = run(cache)
+    assert warm["compiles"] == 0 and warm["writes"] == 0, warm
+    assert warm["hits"] == cold["compiles"]
+    assert warm["weights"] == cold["weights"]  # bit-identical
+    assert warm["stats"]["entries"] == cold["writes"] and warm["stats"]["enabled"]
+
+
+def test_an_entry_carries_the_sha256_of_its_payload(tmp_path):
+    cache = tmp_path / "cache"
+    run(cache)
+    for path in entries(cache):
+        data = path.read_bytes()
+        header = 8 + 64 + 8 + 32
+        assert data[:8] == b"TTPUXC01" and data[8:72].decode() == path.stem
+        assert int.from_bytes(data[72:80], "little") == len(data) - header
+        assert data[80:header] == hashlib.sha256(data[header:]).digest()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random", "empty", "foreign"])
+def test_damaged_entries_are_recompiled_never_trusted(tmp_path, damage):
+    cache = tmp_path / "cache"
+    cold, _ = run(cache)
+    paths = entries(cache)
+    rng = __import__("random").Random(0)
+    for i, path in enumerate(paths):
+        data = path.read_bytes()
+        if damage == "truncated":
+            path.write_bytes(data[: len(data) // 2])
+        elif damage == "random":
+            path.write_bytes(bytes(rng.randrange(256) for _ in range(len(data))))
+        elif damage == "empty":
+            path.write_bytes(b"")
+        else:  # another entry's contents under this name
+            path.write_bytes(paths[(i + 1) % len(paths)].read_bytes())
+    again, _ = run(cache)
+    assert again["compiles"] == cold["compiles"] and again["hits"] == 0
+    assert again["weights"] == cold["weights"]
+    # The damaged entries were replaced by sound ones.
+    warm, _ = run(cache)
+    assert warm["compiles"] == 0 and warm["weights"] == cold["weights"]
+
+
+def test_two_processes_filling_one_cold_cache(tmp_path):
+    cache = tmp_path / "cache"
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache))
+    procs = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert results[0]["weights"] == results[1]["weights"]
+    # Each program was written once; no half entry is left.
+    total = results[0]["compiles"] + results[1]["compiles"]
+    writes = results[0]["writes"] + results[1]["writes"]
+    assert writes == len(entries(cache)) <= total
+    assert not list(cache.glob("*.tmp.*"))
+    warm, _ = run(cache)
+    assert warm["compiles"] == 0 and warm["weights"] == results[0]["weights"]
+
+
+def test_an_uncreatable_directory_means_memory_only_with_one_warning(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    result, stderr = run(blocker / "cache")
+    assert result["compiles"] > 0 and result["writes"] == 0
+    assert not result["stats"]["enabled"]
+    assert stderr.count("persistent executable cache is off") == 1, stderr
+    plain, _ = run(tmp_path / "fine")
+    assert plain["weights"] == result["weights"]
+
+
+def test_an_empty_setting_turns_the_disk_tier_off(tmp_path):
+    result, stderr = run("")
+    assert result["writes"] == 0 and not result["stats"]["enabled"]
+    assert "persistent executable cache" not in stderr
+
+
+def test_the_directory_stays_within_its_byte_bound(tmp_path):
+    cache = tmp_path / "cache"
+    cold, _ = run(cache)
+    sizes = sorted(p.stat().st_size for p in entries(cache))
+    bound = sum(sizes) // 2
+    bounded = tmp_path / "bounded"
+    result, _ = run(bounded, {"TORCH_TPU_CACHE_MAX_BYTES": str(bound)})
+    assert result["weights"] == cold["weights"]
+    assert sum(p.stat().st_size for p in entries(bounded)) <= bound
+
+
+def test_clear_empties_the_directory(tmp_path):
+    cache = tmp_path / "cache"
+    run(cache)
+    program = "import torch_tpu; torch_tpu.cache.clear(); print(torch_tpu.cache.stats()['entries'])"
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0" and not entries(cache)

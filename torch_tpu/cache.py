@@ -1,0 +1,32 @@
+"""`torch_tpu.cache`: the persistent executable cache (the disk tier under
+the in-memory one; see csrc/exec/persistent_cache.h).
+
+Compiled programs are kept in TORCH_TPU_CACHE_DIR (default
+~/.cache/torch_tpu; set but empty turns the disk tier off), bounded by
+TORCH_TPU_CACHE_MAX_BYTES (default 4 GiB, least recently used evicted
+first). Both are read once, when the process first compiles a program.
+"""
+
+from typing import Any, Dict
+
+from . import _C
+
+
+def stats() -> Dict[str, Any]:
+    """{'enabled', 'directory', 'entries', 'bytes', 'max_bytes'} of the disk
+    tier, and this process's 'hits' and 'writes' (from torch_tpu.debug.metrics())."""
+    from . import debug
+
+    s = dict(_C._persistent_cache_stats())
+    m = debug.metrics()
+    s["hits"] = m["persistent_cache_hits"]
+    s["writes"] = m["persistent_cache_writes"]
+    return s
+
+
+def clear() -> None:
+    """Deletes every entry of the disk tier (the in-memory cache is kept)."""
+    _C._persistent_cache_clear()
+
+
+__all__ = ["stats", "clear"]
