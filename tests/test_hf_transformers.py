@@ -129,12 +129,16 @@ def test_device_map_auto_spills_a_model_larger_than_tpu_memory(tmp_path):
 def test_beam_search_and_static_cache_match_cpu():
     cpu = tiny_llama()
     tpu = copy.deepcopy(cpu).to(DEV)
-    # (the static cache's default compiles with the Dynamo backend "tpu",
-    # which torch.compile support will bring; here it runs eagerly)
-    for kw in (dict(num_beams=3), dict(cache_implementation="static", disable_compile=True)):
-        want = cpu.generate(IDS, max_new_tokens=4, do_sample=False, **kw)
-        got = tpu.generate(IDS.to(DEV), max_new_tokens=4, do_sample=False, **kw)
+    # The static cache compiles the decoding step with torch.compile's
+    # backend "tpu" (Transformers' default), or runs it eagerly.
+    replays = torch_tpu.debug.metrics()["graph_replays"]
+    for kw in (dict(num_beams=3), dict(cache_implementation="static"),
+               dict(cache_implementation="static", disable_compile=True)):
+        want = cpu.generate(IDS, max_new_tokens=5, do_sample=False, **kw)
+        got = tpu.generate(IDS.to(DEV), max_new_tokens=5, do_sample=False, **kw)
         assert torch.equal(got.cpu(), want), kw
+    # the compiled decoding step was recorded once and replayed per token
+    assert torch_tpu.debug.metrics()["graph_replays"] - replays >= 3
 
 
 def test_sampling_repeats_for_the_same_seed():
