@@ -161,6 +161,9 @@ std::shared_ptr<CapturedGraph> CapturedGraph::Capture::end(const Tensors& inputs
     }
     graph->outputs_.push_back(std::move(spec));
   }
+  // (The storages were for the mapping above; the graph keeps no pointer
+  // to a storage it does not own.)
+  for (RegionRecord::Param& p : record->params) p.storage = nullptr;
   graph->record_ = std::move(*record);
   Metrics::get().graphs_captured++;
   return graph;
