@@ -68,3 +68,32 @@ def test_a_bad_cap_is_a_clear_error(bad):
     assert proc.returncode == 1  # a Python exception, not an abort
     assert "RuntimeError: TORCH_TPU_MAX_CACHED_EXECUTABLES must be a positive integer" \
         in proc.stderr
+
+
+MAPS_CHILD = """
+import torch, torch_tpu
+def maps():
+    return sum(1 for _ in open("/proc/self/maps"))
+peak = 0
+for i in range(1, 601):
+    x = torch.ones(i, device="tpu")
+    assert (x * 2 + 1).sum().item() == 3 * i
+    peak = max(peak, maps())
+m = torch_tpu.debug.metrics()
+print(peak, m["cached_executables"], m["executable_evictions"])
+"""
+
+
+def test_executables_are_dropped_before_the_process_runs_out_of_memory_maps():
+    # Each executable's JIT code takes several memory mappings; a process
+    # at the kernel's limit (vm.max_map_count) can no longer compile, and the
+    # CPU plugin then leaves it unable to raise. The cache keeps the
+    # mappings within a budget (half the limit; here set low).
+    env = dict(os.environ, TORCH_TPU_MAX_MEMORY_MAPS="1500")
+    out = subprocess.run([sys.executable, "-c", MAPS_CHILD], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    peak, cached, evictions = map(int, out.stdout.split())
+    assert evictions > 0 and cached < 600
+    # (checked every 16 compiles, each adding a few mappings)
+    assert peak <= 1500 + 16 * 8, peak

@@ -2,12 +2,14 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 
 #include "core/metrics.h"
 #include "core/runtime.h"
+#include "exec/memory_maps.h"
 #include "exec/persistent_cache.h"
 
 namespace torch_tpu {
@@ -48,6 +50,19 @@ size_t capacity_from_env() {
 
 }  // namespace
 
+size_t ExecutableCache::keep_memory_maps_in_budget() {
+  // Checked every few compiles (reading /proc/self/maps costs about a
+  // millisecond at ten thousand mappings): over budget, the least recently
+  // used quarter of the executables goes, and the next check sees whether
+  // that was enough.
+  constexpr int kCheckEvery = 16;
+  if (compiles_since_map_check_.fetch_add(1) + 1 < kCheckEvery) return 0;
+  compiles_since_map_check_ = 0;
+  const int64_t maps = memory_map_count();
+  if (maps < 0 || maps <= memory_map_budget()) return 0;
+  return entries_.evict_oldest(std::max<size_t>(1, entries_.size() / 4));
+}
+
 ExecutableCache& ExecutableCache::get() {
   static ExecutableCache* cache = new ExecutableCache(capacity_from_env());
   return *cache;
@@ -62,6 +77,7 @@ pjrt::ExecutablePtr ExecutableCache::get_or_compile(const std::string& key,
   size_t evicted = 0;
   auto executable =
       entries_.get_or_make(key, [&] { return compile(build_text, label); }, &outcome, &evicted);
+  if (outcome == Outcome::kMade) evicted += keep_memory_maps_in_budget();
   Metrics::get().executable_evictions += static_cast<int64_t>(evicted);
   // A thread that waited for another's compile of the same key got a cached
   // executable too.

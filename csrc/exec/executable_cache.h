@@ -14,11 +14,14 @@
 // (default kDefaultCapacity), dropping the least recently used: a process
 // that keeps making new shapes would otherwise grow without bound (each
 // executable holds compiled code, ~100-200 KB on the CPU plugin). A launch
-// in flight keeps its executable alive after a drop.
+// in flight keeps its executable alive after a drop. It also drops executables
+// while the process holds more memory mappings than exec/memory_maps.h
+// allows (the plugin's JIT code is mapped per executable).
 #pragma once
 
 #include <c10/util/FunctionRef.h>
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -44,7 +47,11 @@ class ExecutableCache {
   void clear() { entries_.clear(); }
 
  private:
+  // Evicts while over the memory-map budget; returns how many it dropped.
+  size_t keep_memory_maps_in_budget();
+
   SingleFlightMap<pjrt::ExecutablePtr> entries_;
+  std::atomic<int> compiles_since_map_check_{0};
 };
 
 }  // namespace torch_tpu

@@ -105,6 +105,19 @@ class SingleFlightMap {
     return evictions_;
   }
 
+  // Drops up to `n` of the least recently used values; returns how many.
+  size_t evict_oldest(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t dropped = 0;
+    for (; dropped < n && !recency_.empty(); ++dropped) {
+      entries_.erase(recency_.back());
+      recency_.pop_back();
+      --made_;
+    }
+    evictions_ += dropped;
+    return dropped;
+  }
+
   // Drops every value. Makes in progress still deliver to their waiters but
   // store nothing.
   void clear() {
