@@ -118,7 +118,7 @@ def main():
     columns = ["cpu", "inductor", "strict", "defer", "compiled"]
     if args.no_inductor:
         columns.remove("inductor")
-    print("times in ms per step; ratios are Strict's time over each column's")
+    print("times in ms per step; a ratio a/b is column a's time over column b's")
     header = f"{'size':<6}" + "".join(f"{c + ' ms':>13}" for c in columns)
     header += f"{'strict/defer':>13}{'strict/compiled':>16}{'inductor/compiled':>18}"
     header += f"{'launches strict':>16}{'defer':>7}{'compiled':>9}"
