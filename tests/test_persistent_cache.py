@@ -95,8 +95,9 @@ def test_damaged_entries_are_recompiled_never_trusted(tmp_path, damage):
             path.write_bytes(bytes(rng.randrange(256) for _ in range(len(data))))
         elif damage == "empty":
             path.write_bytes(b"")
-        else:  # another entry's contents under this name
-            path.write_bytes(paths[(i + 1) % len(paths)].read_bytes())
+        else:  # a sound entry of another program (another name) under this name
+            other = format(int(path.stem, 16) ^ 1, "064x").encode()
+            path.write_bytes(data[:8] + other + data[72:])
     again, _ = run(cache)
     assert again["compiles"] == cold["compiles"] and again["hits"] == 0
     assert again["weights"] == cold["weights"]
