@@ -112,10 +112,6 @@ class Region : public std::enable_shared_from_this<Region> {
   // when it had already run, or holds no ops).
   std::optional<RegionRecord> run_and_record(CutReason reason,
                                              c10::ArrayRef<RegionOutput*> watched);
-  bool closed() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return closed_;
-  }
 
  private:
   friend class RegionOutput;
@@ -298,6 +294,7 @@ void Region::run(CutReason reason) {
 std::optional<RegionRecord> Region::run_and_record(CutReason reason,
                                                    c10::ArrayRef<RegionOutput*> watched) {
   {
+    // A region some read already ran (cut inside the graph) records nothing.
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_ || seq_.calls.empty()) return std::nullopt;
   }

@@ -76,7 +76,7 @@ void cut_regions(int device_index, CutReason reason);
 
 // A region that ran, as what it needs to run again without its ops: its
 // executable and what each parameter was bound to. torch.compile replays a
-// captured graph through it (ops/captured_graph.h).
+// captured graph through it (exec/captured_graph.h).
 struct RegionRecord {
   pjrt::ExecutablePtr executable;
   struct Param {
