@@ -108,14 +108,7 @@ class SingleFlightMap {
   // Drops up to `n` of the least recently used values; returns how many.
   size_t evict_oldest(size_t n) {
     std::lock_guard<std::mutex> lock(mu_);
-    size_t dropped = 0;
-    for (; dropped < n && !recency_.empty(); ++dropped) {
-      entries_.erase(recency_.back());
-      recency_.pop_back();
-      --made_;
-    }
-    evictions_ += dropped;
-    return dropped;
+    return drop_oldest(n);
   }
 
   // Drops every value. Makes in progress still deliver to their waiters but
@@ -130,13 +123,16 @@ class SingleFlightMap {
  private:
   // Called with mu_ held. Only made values are in recency_, so a make in
   // progress is never dropped.
-  size_t evict_beyond_capacity() {
+  size_t evict_beyond_capacity() { return made_ > capacity_ ? drop_oldest(made_ - capacity_) : 0; }
+
+  // Called with mu_ held: drops up to `n` made values, least recently used
+  // first, and counts them.
+  size_t drop_oldest(size_t n) {
     size_t dropped = 0;
-    while (made_ > capacity_) {
+    for (; dropped < n && !recency_.empty(); ++dropped) {
       entries_.erase(recency_.back());
       recency_.pop_back();
       --made_;
-      ++dropped;
     }
     evictions_ += dropped;
     return dropped;
