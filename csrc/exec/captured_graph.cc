@@ -11,6 +11,7 @@
 #include "core/metrics.h"
 #include "exec/async_errors.h"
 #include "exec/eager_mode.h"
+#include "exec/launch_donations.h"
 #include "exec/launcher.h"
 
 namespace torch_tpu {
@@ -225,28 +226,13 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
   }
 
   // An input's old buffer is donated when only its storage and this launch
-  // hold it (see DeviceStorage::begin_donation).
-  struct EndDonations {  // if the launch throws
-    std::vector<DeviceStorage*> storages;
-    ~EndDonations() {
-      for (DeviceStorage* s : storages) s->end_donation();
-    }
-  } donating;
-  const bool may_donate = current_eager_mode() != EagerMode::kDebug;
-  c10::SmallVector<int64_t, 4> keep;
-  Metrics& m = Metrics::get();
+  // hold it (exec/launch_donations.h).
+  LaunchDonations donations;
   for (const auto& [param, result] : record_.aliases) {
-    DeviceStorage* storage = storages[sources_[param].input];
-    if (may_donate && storage->begin_donation(args[param])) {
-      donating.storages.push_back(storage);
-      m.donated_buffers++;
-    } else {
-      keep.push_back(param);
-      m.undonatable_buffers++;
-    }
+    donations.offer(storages[sources_[param].input], args[param], param);
   }
-  std::sort(keep.begin(), keep.end());
-  std::vector<pjrt::BufferPtr> results = launch(*record_.executable, args, device_index_, keep);
+  std::vector<pjrt::BufferPtr> results =
+      launch(*record_.executable, args, device_index_, donations.kept());
   if (status) {
     status->set_result(std::move(results.back()));
     results.pop_back();
@@ -255,9 +241,9 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
   for (const InputWrite& w : input_writes_) {
     storages[w.input]->set_buffer(results.at(w.result), w.element);
   }
-  donating.storages.clear();
+  donations.settle();
   locks.clear();
-  m.graph_replays++;
+  Metrics::get().graph_replays++;
   if (current_eager_mode() == EagerMode::kDebug) raise_async_errors(device_index_);
 
   Tensors outputs;

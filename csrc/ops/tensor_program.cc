@@ -18,6 +18,7 @@
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/fragment_cache.h"
+#include "exec/launch_donations.h"
 #include "exec/launcher.h"
 #include "exec/region.h"
 #include "exec/scalar_buffers.h"
@@ -501,32 +502,13 @@ void TensorProgram::run_now(Lowering lower) {
     args.push_back(index_status->status());
     args.push_back(index_status->op_id());
   }
-  // A rewritten base is donated (updated in place) only when the storage
-  // and this launch are its sole holders: a buffer another storage shares
-  // (copy_data), a pending node or an in-flight transfer still holds is
-  // copied by XLA instead. (PJRT itself orders a donation after the
-  // earlier programs that read the buffer.)
-  c10::SmallVector<int64_t, 4> keep;
-  struct EndDonations {  // if the launch throws
-    c10::SmallVector<DeviceStorage*, 4> storages;
-    ~EndDonations() {
-      for (DeviceStorage* s : storages) s->end_donation();
-    }
-  } donating;
-  // Debug mode never donates: an op it raises at (an index out of range)
-  // leaves its destination as it was, as on CPU.
-  const bool may_donate = current_eager_mode() != EagerMode::kDebug;
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (!slots_[i].aliased()) continue;
-    if (may_donate && slots_[i].storage->begin_donation(args[slots_[i].arg_index])) {
-      donating.storages.push_back(slots_[i].storage);
-      Metrics::get().donated_buffers++;
-    } else {
-      keep.push_back(slots_[i].arg_index);
-      Metrics::get().undonatable_buffers++;
-    }
+  // A rewritten base is donated (updated in place) when nothing else holds
+  // it (exec/launch_donations.h).
+  LaunchDonations donations;
+  for (const auto& slot : slots_) {
+    if (slot.aliased()) donations.offer(slot.storage, args[slot.arg_index], slot.arg_index);
   }
-  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, keep);
+  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, donations.kept());
   if (index_status) {
     index_status->set_result(std::move(results.back()));
     results.pop_back();
@@ -542,6 +524,7 @@ void TensorProgram::run_now(Lowering lower) {
     if (!slot.written) continue;
     slot.storage->set_buffer(std::move(results.at(next++)), *slot.written);
   }
+  donations.settle();
   write_locks.clear();
   if (nan_check_enabled()) check_outputs_finite(op_, output_tensors_);
 }
