@@ -2,10 +2,20 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+
 #include "core/metrics.h"
 #include "exec/launcher.h"
 
 namespace torch_tpu {
+
+WriteLocks lock_for_writing(c10::SmallVector<DeviceStorage*, 4> storages) {
+  std::sort(storages.begin(), storages.end());
+  storages.erase(std::unique(storages.begin(), storages.end()), storages.end());
+  WriteLocks locks;
+  for (DeviceStorage* storage : storages) locks.emplace_back(storage->write_mutex());
+  return locks;
+}
 
 hlo::ElementType storage_element_for(size_t nbytes, hlo::ElementType wanted) {
   return nbytes % hlo::byte_size(wanted) == 0 ? wanted : hlo::ElementType::kU8;

@@ -8,6 +8,8 @@
 // of any dtype view it through hlo::StridedView.
 #pragma once
 
+#include <c10/util/SmallVector.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "hlo/types.h"
 #include "pjrt/buffer.h"
@@ -85,6 +88,11 @@ class DeviceStorage {
   std::condition_variable donated_;  // signalled when donating_ clears
   std::mutex write_mu_;
 };
+
+// Takes the write mutexes of `storages` (duplicates allowed) in address
+// order, so that two writers of the same storages never deadlock.
+using WriteLocks = c10::SmallVector<std::unique_lock<std::mutex>, 4>;
+WriteLocks lock_for_writing(c10::SmallVector<DeviceStorage*, 4> storages);
 
 // Element type a storage of `nbytes` uses when first written with `wanted`:
 // `wanted` when the bytes divide evenly, bytes otherwise.

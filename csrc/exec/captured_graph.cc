@@ -194,12 +194,10 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
   }
 
   // The inputs the graph writes stay locked from reading their buffers to
-  // storing the new ones, in address order (as TensorProgram does).
-  std::vector<DeviceStorage*> written;
+  // storing the new ones.
+  c10::SmallVector<DeviceStorage*, 4> written;
   for (const InputWrite& w : input_writes_) written.push_back(storages[w.input]);
-  std::sort(written.begin(), written.end());
-  std::vector<std::unique_lock<std::mutex>> locks;
-  for (DeviceStorage* s : written) locks.emplace_back(s->write_mutex());
+  auto locks = lock_for_writing(std::move(written));
 
   const auto& params = record_.params;
   std::vector<pjrt::BufferPtr> args(params.size());

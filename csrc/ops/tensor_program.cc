@@ -373,19 +373,14 @@ void TensorProgram::run(Lowering lower) {
   }
 }
 
-c10::SmallVector<std::unique_lock<std::mutex>, 4> TensorProgram::lock_written_storages() const {
+WriteLocks TensorProgram::lock_written_storages() const {
   // The storages this program writes stay locked from reading their bases
-  // to storing the results (DeviceStorage::write_mutex), in address order.
+  // to storing the results (DeviceStorage::write_mutex).
   c10::SmallVector<DeviceStorage*, 4> written_storages;
   for (const auto& [slot, view] : outputs_) {
     if (slot >= 0) written_storages.push_back(slots_[slot].storage);
   }
-  std::sort(written_storages.begin(), written_storages.end());
-  written_storages.erase(std::unique(written_storages.begin(), written_storages.end()),
-                         written_storages.end());
-  c10::SmallVector<std::unique_lock<std::mutex>, 4> locks;
-  for (DeviceStorage* storage : written_storages) locks.emplace_back(storage->write_mutex());
-  return locks;
+  return lock_for_writing(std::move(written_storages));
 }
 
 hlo::ElementType TensorProgram::first_view_type(int slot) const {

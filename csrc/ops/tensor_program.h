@@ -130,7 +130,7 @@ class TensorProgram {
   // The program's parameters, body and results (storage bases the program
   // rewrites aliased to their results).
   void lower_into(hlo::Builder& b, Lowering lower) const;
-  c10::SmallVector<std::unique_lock<std::mutex>, 4> lock_written_storages() const;
+  WriteLocks lock_written_storages() const;
   hlo::ElementType first_view_type(int slot) const;
   c10::SmallVector<pjrt::BufferPtr, 8> runtime_value_buffers() const;
   void run_now(Lowering lower);
