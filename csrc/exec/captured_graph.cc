@@ -33,33 +33,48 @@ bool on_device(const at::Tensor& t, int device_index) {
          t.layout() == c10::kStrided && !t.is_conj() && !t.is_neg();
 }
 
-// A new tensor over a new storage of `nbytes` holding `buffer`.
-at::Tensor tensor_over(pjrt::BufferPtr buffer, hlo::ElementType element, size_t nbytes,
-                       int device_index, c10::ScalarType dtype, c10::IntArrayRef sizes,
-                       c10::IntArrayRef strides, int64_t offset) {
+// The index of an earlier entry of `storages` equal to entry `k` (null
+// entries never match), or -1.
+int first_with_same_storage(c10::ArrayRef<DeviceStorage*> storages, size_t k) {
+  if (storages[k] == nullptr) return -1;
+  for (size_t j = 0; j < k; ++j) {
+    if (storages[j] == storages[k]) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+// A tensor of `layout` over `storage` (a new one, or an input's or an
+// earlier output's that the output aliases).
+at::Tensor tensor_over(c10::Storage storage, const CapturedGraph::Layout& layout) {
+  auto t = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+      c10::scalarTypeToTypeMeta(layout.dtype));
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(layout.sizes, layout.strides, layout.offset);
+  return t;
+}
+
+// A new storage of `nbytes` holding `buffer` (none: never written).
+c10::Storage new_storage(pjrt::BufferPtr buffer, hlo::ElementType element, size_t nbytes,
+                         int device_index) {
   c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes,
                        TpuAllocator::get().allocate_on(nbytes, device_index), &TpuAllocator::get(),
                        /*resizable=*/true);
   if (buffer) storage_of(storage)->set_buffer(std::move(buffer), element);
-  auto t = at::detail::make_tensor<c10::TensorImpl>(
-      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-      c10::scalarTypeToTypeMeta(dtype));
-  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset);
-  return t;
-}
-
-// A view of `base`'s storage, as an output that aliases an input or another
-// output.
-at::Tensor view_of(const at::Tensor& base, c10::ScalarType dtype, c10::IntArrayRef sizes,
-                   c10::IntArrayRef strides, int64_t offset) {
-  auto t = at::detail::make_tensor<c10::TensorImpl>(
-      c10::Storage(base.storage()), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-      c10::scalarTypeToTypeMeta(dtype));
-  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset);
-  return t;
+  return storage;
 }
 
 }  // namespace
+
+CapturedGraph::Layout CapturedGraph::Layout::of(const at::Tensor& t) {
+  return {t.scalar_type(), t.sizes().vec(), t.strides().vec(), t.storage_offset(),
+          t.storage().nbytes()};
+}
+
+bool CapturedGraph::Layout::matches(const at::Tensor& t) const {
+  return t.scalar_type() == dtype && t.sizes() == c10::IntArrayRef(sizes) &&
+         t.strides() == c10::IntArrayRef(strides) && t.storage_offset() == offset &&
+         t.storage().nbytes() == storage_nbytes;
+}
 
 CapturedGraph::Capture::Capture(int device_index, const Tensors& inputs)
     : device_index_(device_index) {
@@ -97,17 +112,8 @@ std::shared_ptr<CapturedGraph> CapturedGraph::Capture::end(const Tensors& inputs
     if (t && t->defined()) {
       if (!on_device(*t, device_index_)) return nullptr;
       spec.defined = true;
-      spec.dtype = t->scalar_type();
-      spec.sizes = t->sizes().vec();
-      spec.strides = t->strides().vec();
-      spec.offset = t->storage_offset();
-      spec.storage_nbytes = t->storage().nbytes();
-      for (size_t j = 0; j < k; ++j) {
-        if (watched[j] != nullptr && watched[j] == watched[k]) {
-          spec.same_storage_as = static_cast<int>(j);
-          break;
-        }
-      }
+      spec.layout = Layout::of(*t);
+      spec.same_storage_as = first_with_same_storage(watched, k);
       const int result = record->watched_results[k];
       if (spec.same_storage_as < 0 && watched[k] != nullptr) {
         if (result >= 0) {
@@ -134,11 +140,7 @@ std::shared_ptr<CapturedGraph> CapturedGraph::Capture::end(const Tensors& inputs
     const auto& t = outputs[j];
     if (t && t->defined()) {
       if (!on_device(*t, device_index_)) return nullptr;
-      spec.dtype = t->scalar_type();
-      spec.sizes = t->sizes().vec();
-      spec.strides = t->strides().vec();
-      spec.offset = t->storage_offset();
-      spec.storage_nbytes = t->storage().nbytes();
+      spec.layout = Layout::of(*t);
       DeviceStorage* storage = watched[n_in + j];
       for (size_t k = 0; k < n_in && spec.kind == OutputSpec::Kind::kNone; ++k) {
         if (storage != nullptr && watched[k] == storage) {
@@ -179,18 +181,9 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
     const bool defined = t && t->defined();
     if (defined != spec.defined) return std::nullopt;
     if (!defined) continue;
-    if (!on_device(*t, device_index_) || t->scalar_type() != spec.dtype ||
-        t->sizes() != c10::IntArrayRef(spec.sizes) ||
-        t->strides() != c10::IntArrayRef(spec.strides) || t->storage_offset() != spec.offset ||
-        t->storage().nbytes() != spec.storage_nbytes) {
-      return std::nullopt;
-    }
+    if (!on_device(*t, device_index_) || !spec.layout.matches(*t)) return std::nullopt;
     storages[k] = storage_or_null(t);
-    int same = -1;
-    for (size_t j = 0; j < k && same < 0; ++j) {
-      if (storages[j] != nullptr && storages[j] == storages[k]) same = static_cast<int>(j);
-    }
-    if (same != spec.same_storage_as) return std::nullopt;
+    if (first_with_same_storage(storages, k) != spec.same_storage_as) return std::nullopt;
   }
 
   // The inputs the graph writes stay locked from reading their buffers to
@@ -252,17 +245,16 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
         outputs.emplace_back(std::nullopt);
         break;
       case OutputSpec::Kind::kResult:
-        outputs.emplace_back(tensor_over(spec.index >= 0 ? results.at(spec.index) : nullptr,
-                                         spec.element, spec.storage_nbytes, device_index_,
-                                         spec.dtype, spec.sizes, spec.strides, spec.offset));
+        outputs.emplace_back(
+            tensor_over(new_storage(spec.index >= 0 ? results.at(spec.index) : nullptr,
+                                    spec.element, spec.layout.storage_nbytes, device_index_),
+                        spec.layout));
         break;
       case OutputSpec::Kind::kInput:
-        outputs.emplace_back(
-            view_of(*inputs[spec.index], spec.dtype, spec.sizes, spec.strides, spec.offset));
+        outputs.emplace_back(tensor_over(inputs[spec.index]->storage(), spec.layout));
         break;
       case OutputSpec::Kind::kOutput:
-        outputs.emplace_back(
-            view_of(*outputs[spec.index], spec.dtype, spec.sizes, spec.strides, spec.offset));
+        outputs.emplace_back(tensor_over(outputs[spec.index]->storage(), spec.layout));
         break;
     }
   }

@@ -32,6 +32,16 @@ class CapturedGraph {
  public:
   using Tensors = std::vector<std::optional<at::Tensor>>;
 
+  // A tensor as the graph saw it: its dtype and its view of its storage.
+  struct Layout {
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+    size_t storage_nbytes = 0;
+    static Layout of(const at::Tensor& t);
+    bool matches(const at::Tensor& t) const;
+  };
+
   // Starts capturing the ops the calling code runs on `device_index`.
   class Capture {
    public:
@@ -53,19 +63,13 @@ class CapturedGraph {
  private:
   struct InputSpec {
     bool defined = false;
-    c10::ScalarType dtype = c10::ScalarType::Undefined;
-    std::vector<int64_t> sizes, strides;
-    int64_t offset = 0;
-    size_t storage_nbytes = 0;
+    Layout layout;
     int same_storage_as = -1;  // an earlier input with the same storage
   };
   struct OutputSpec {
     enum class Kind { kNone, kResult, kInput, kOutput } kind = Kind::kNone;
     int index = -1;  // result, input or earlier output
-    c10::ScalarType dtype = c10::ScalarType::Undefined;
-    std::vector<int64_t> sizes, strides;
-    int64_t offset = 0;
-    size_t storage_nbytes = 0;
+    Layout layout;
     hlo::ElementType element = hlo::ElementType::kU8;  // kResult: the buffer's
   };
   struct ParamSource {
