@@ -9,6 +9,7 @@
 
 #include "core/metrics.h"
 #include "core/runtime.h"
+#include "exec/env_settings.h"
 #include "exec/memory_maps.h"
 #include "exec/persistent_cache.h"
 
@@ -39,13 +40,8 @@ pjrt::ExecutablePtr compile(c10::function_ref<std::string()> build_text, std::st
 }
 
 size_t capacity_from_env() {
-  const char* env = std::getenv("TORCH_TPU_MAX_CACHED_EXECUTABLES");
-  if (env == nullptr || *env == '\0') return ExecutableCache::kDefaultCapacity;
-  char* end = nullptr;
-  const long long value = std::strtoll(env, &end, 10);
-  TORCH_CHECK(*end == '\0' && value > 0,
-              "TORCH_TPU_MAX_CACHED_EXECUTABLES must be a positive integer, got '", env, "'");
-  return static_cast<size_t>(value);
+  return static_cast<size_t>(
+      positive_int_from_env("TORCH_TPU_MAX_CACHED_EXECUTABLES", ExecutableCache::kDefaultCapacity));
 }
 
 }  // namespace

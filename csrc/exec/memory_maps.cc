@@ -1,12 +1,12 @@
 #include "exec/memory_maps.h"
 
-#include <c10/util/Exception.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
+
+#include "exec/env_settings.h"
 
 namespace torch_tpu {
 
@@ -26,13 +26,8 @@ int64_t memory_map_count() {
 
 int64_t memory_map_budget() {
   static const int64_t budget = [] {
-    if (const char* env = std::getenv("TORCH_TPU_MAX_MEMORY_MAPS"); env != nullptr && *env) {
-      char* end = nullptr;
-      const long long v = std::strtoll(env, &end, 10);
-      TORCH_CHECK(*end == '\0' && v > 0,
-                  "TORCH_TPU_MAX_MEMORY_MAPS must be a positive integer, got '", env, "'");
-      return static_cast<int64_t>(v);
-    }
+    // (0: unset; a set value is positive)
+    if (int64_t v = positive_int_from_env("TORCH_TPU_MAX_MEMORY_MAPS", 0); v > 0) return v;
     int64_t limit = 65530;
     std::ifstream f("/proc/sys/vm/max_map_count");
     int64_t read = 0;

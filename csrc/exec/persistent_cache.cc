@@ -16,6 +16,7 @@
 
 #include "core/metrics.h"
 #include "core/runtime.h"
+#include "exec/env_settings.h"
 #include "exec/sha256.h"
 
 namespace torch_tpu {
@@ -145,14 +146,7 @@ PersistentCache::PersistentCache() {
     dir_ = std::string(home) + "/.cache/torch_tpu";
   }
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-  max_bytes_ = kDefaultMaxBytes;
-  if (const char* max = std::getenv("TORCH_TPU_CACHE_MAX_BYTES"); max != nullptr && *max) {
-    char* end = nullptr;
-    const long long v = std::strtoll(max, &end, 10);
-    TORCH_CHECK(*end == '\0' && v > 0,
-                "TORCH_TPU_CACHE_MAX_BYTES must be a positive integer, got '", max, "'");
-    max_bytes_ = v;
-  }
+  max_bytes_ = positive_int_from_env("TORCH_TPU_CACHE_MAX_BYTES", kDefaultMaxBytes);
   if (dir_.empty()) return;  // turned off
   if (!make_directories(dir_) || ::access(dir_.c_str(), R_OK | W_OK | X_OK) != 0) {
     disable("cannot create or write the directory '" + dir_ + "' (" + std::strerror(errno) + ")");

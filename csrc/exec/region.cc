@@ -15,6 +15,7 @@
 #include "core/metrics.h"
 #include "exec/async_errors.h"
 #include "exec/cache_key.h"
+#include "exec/env_settings.h"
 #include "exec/executable_cache.h"
 #include "exec/launcher.h"
 
@@ -23,21 +24,12 @@ namespace {
 
 thread_local CutReason current_read_reason = CutReason::kDeviceRead;
 
-int64_t env_limit(const char* name, int64_t fallback) {
-  const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0') return fallback;
-  char* end = nullptr;
-  const long long value = std::strtoll(env, &end, 10);
-  TORCH_CHECK(*end == '\0' && value > 0, name, " must be a positive integer, got '", env, "'");
-  return value;
-}
-
 // A region stops taking ops at this many (a loop that never reads a value
 // back must not grow one without bound); from a quarter of it on, it is cut
 // where the op sequence comes back to the region's first op, so a loop's
 // regions start at the same op every time and reuse their executables.
 int64_t max_ops() {
-  static const int64_t v = env_limit("TORCH_TPU_REGION_MAX_OPS", 2048);
+  static const int64_t v = positive_int_from_env("TORCH_TPU_REGION_MAX_OPS", 2048);
   return v;
 }
 // ... or when the buffers it reads and the values its ops produce come to
@@ -45,7 +37,7 @@ int64_t max_ops() {
 // when the tensors that held it are gone (a loop that uploads, updates and
 // drops a tensor without reading it back).
 int64_t max_bytes() {
-  static const int64_t v = env_limit("TORCH_TPU_REGION_MAX_BYTES", int64_t{512} << 20);
+  static const int64_t v = positive_int_from_env("TORCH_TPU_REGION_MAX_BYTES", int64_t{512} << 20);
   return v;
 }
 
