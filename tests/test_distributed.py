@@ -45,6 +45,8 @@ def test_collectives_match_their_math(nproc):
 def test_parallel_training_matches_cpu(run, label):
     out = torchrun("parallel_training.py", run)
     assert out.count(f"PASS {label} ") == 2, out
+    if run == "tp":
+        assert out.count("PASS DTensor random ops") == 2, out
 
 
 def test_distributed_checkpoint_round_trip(tmp_path):

@@ -157,6 +157,23 @@ def run_tp():
     train(m, idx.to("tpu"), target.to("tpu"), foreach=False)
     assert type(m.blocks[0].fc1.weight).__name__ == "DTensor"
     compare(m, reference(), "tensor parallel")
+    check_dtensor_random(mesh)
+
+
+def check_dtensor_random(mesh):
+    """DTensor's random ops read and move the tpu generator's offset (the RNG
+    state's last 16 bytes): shards draw different numbers, replicas the same."""
+    import torch.distributed.tensor as dt
+
+    torch.manual_seed(7)
+    sharded = dt.rand((4 * WORLD, 3), device_mesh=mesh, placements=[dt.Shard(0)]).full_tensor()
+    blocks = sharded.cpu().chunk(WORLD)
+    assert all(not torch.equal(blocks[0], b) for b in blocks[1:]), "shards drew the same numbers"
+    replicated = dt.rand((5,), device_mesh=mesh, placements=[dt.Replicate()]).to_local().cpu()
+    everyone = [None] * WORLD
+    dist.all_gather_object(everyone, replicated)
+    assert all(torch.equal(everyone[0], r) for r in everyone), "replicas drew different numbers"
+    print("PASS DTensor random ops", flush=True)
 
 
 def run_dcp(directory):
