@@ -17,10 +17,10 @@ pytestmark = pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_avai
                                 reason="this PyTorch has no torch.distributed with Gloo")
 
 
-def torchrun(script, *args, nproc=2, timeout=300):
+def torchrun(script, *args, nproc=2, timeout=300, **env_overrides):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={nproc}", os.path.join(HERE, script), *map(str, args)]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", **env_overrides)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{output[-6000:]}"
@@ -47,6 +47,13 @@ def test_parallel_training_matches_cpu(run, label):
     assert out.count(f"PASS {label} ") == 2, out
     if run == "tp":
         assert out.count("PASS DTensor random ops") == 2, out
+
+
+def test_ddp_under_torch_distributed_debug_detail():
+    # PyTorch's debug wrapper checks every call with its own Gloo group and
+    # reads the backend's sequence numbers.
+    out = torchrun("parallel_training.py", "ddp", TORCH_DISTRIBUTED_DEBUG="DETAIL")
+    assert out.count("PASS DDP ") == 2, out
 
 
 def test_distributed_checkpoint_round_trip(tmp_path):

@@ -58,6 +58,12 @@ TpuDistBackend::TpuDistBackend(c10::intrusive_ptr<c10d::Backend> engine, int ran
 
 void TpuDistBackend::setTimeout(std::chrono::milliseconds timeout) { engine_->setTimeout(timeout); }
 
+void TpuDistBackend::setSequenceNumberForGroup() { engine_->setSequenceNumberForGroup(); }
+
+uint64_t TpuDistBackend::getSequenceNumberForGroup() {
+  return engine_->getSequenceNumberForGroup();
+}
+
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                          const c10d::BroadcastOptions& opts) {
   check_->check(call_of("broadcast", tensors, opts.rootRank));

@@ -21,6 +21,9 @@ class TpuDistBackend : public c10d::Backend {
 
   const std::string getBackendName() const override { return "tpu_dist"; }
   void setTimeout(std::chrono::milliseconds timeout) override;
+  // The engine's: TORCH_DISTRIBUTED_DEBUG=DETAIL's wrapper reads them.
+  void setSequenceNumberForGroup() override;
+  uint64_t getSequenceNumberForGroup() override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
