@@ -42,41 +42,48 @@ at::Tensor HostStaging::output(const at::Tensor& tensor) {
   return host;
 }
 
-std::vector<at::Tensor> HostStaging::inputs(const std::vector<at::Tensor>& tensors) {
+namespace {
+
+// Stages each tensor of a list (or of a list of lists) the same way.
+template <typename Stage>
+std::vector<at::Tensor> each(const std::vector<at::Tensor>& tensors, Stage&& stage) {
   std::vector<at::Tensor> host;
   host.reserve(tensors.size());
-  for (const auto& t : tensors) host.push_back(input(t));
+  for (const auto& t : tensors) host.push_back(stage(t));
   return host;
+}
+
+template <typename Stage>
+std::vector<std::vector<at::Tensor>> each(const std::vector<std::vector<at::Tensor>>& lists,
+                                          Stage&& stage) {
+  std::vector<std::vector<at::Tensor>> host;
+  host.reserve(lists.size());
+  for (const auto& list : lists) host.push_back(each(list, stage));
+  return host;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> HostStaging::inputs(const std::vector<at::Tensor>& tensors) {
+  return each(tensors, [this](const at::Tensor& t) { return input(t); });
 }
 
 std::vector<at::Tensor> HostStaging::in_outs(const std::vector<at::Tensor>& tensors) {
-  std::vector<at::Tensor> host;
-  host.reserve(tensors.size());
-  for (const auto& t : tensors) host.push_back(in_out(t));
-  return host;
+  return each(tensors, [this](const at::Tensor& t) { return in_out(t); });
 }
 
 std::vector<at::Tensor> HostStaging::outputs(const std::vector<at::Tensor>& tensors) {
-  std::vector<at::Tensor> host;
-  host.reserve(tensors.size());
-  for (const auto& t : tensors) host.push_back(output(t));
-  return host;
+  return each(tensors, [this](const at::Tensor& t) { return output(t); });
 }
 
 std::vector<std::vector<at::Tensor>> HostStaging::outputs(
     const std::vector<std::vector<at::Tensor>>& lists) {
-  std::vector<std::vector<at::Tensor>> host;
-  host.reserve(lists.size());
-  for (const auto& list : lists) host.push_back(outputs(list));
-  return host;
+  return each(lists, [this](const at::Tensor& t) { return output(t); });
 }
 
 std::vector<std::vector<at::Tensor>> HostStaging::inputs(
     const std::vector<std::vector<at::Tensor>>& lists) {
-  std::vector<std::vector<at::Tensor>> host;
-  host.reserve(lists.size());
-  for (const auto& list : lists) host.push_back(inputs(list));
-  return host;
+  return each(lists, [this](const at::Tensor& t) { return input(t); });
 }
 
 std::function<void()> HostStaging::take_write_back() {

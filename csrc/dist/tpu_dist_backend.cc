@@ -7,11 +7,15 @@
 namespace torch_tpu::dist {
 namespace {
 
-// Finishes a staged collective: the engine's work, the write-back, and the
-// caller's tensors as its result.
-c10::intrusive_ptr<c10d::Work> staged(c10::intrusive_ptr<c10d::Work> engine_work,
-                                      HostStaging& staging, std::vector<at::Tensor> results,
-                                      int rank, c10d::OpType op_type) {
+// Runs a collective on host copies: `launch` stages the caller's tensors
+// and hands the host tensors to the engine (whose work keeps them alive);
+// the returned work writes the results back and reports `results`, the
+// caller's tensors.
+template <typename Launch>
+c10::intrusive_ptr<c10d::Work> staged(const char* op, c10d::OpType op_type, int rank,
+                                      std::vector<at::Tensor> results, Launch&& launch) {
+  HostStaging staging(op);
+  c10::intrusive_ptr<c10d::Work> engine_work = launch(staging);
   return c10::make_intrusive<StagedWork>(std::move(engine_work), staging.take_write_back(),
                                          std::move(results), rank, op_type);
 }
@@ -67,125 +71,131 @@ uint64_t TpuDistBackend::getSequenceNumberForGroup() {
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                          const c10d::BroadcastOptions& opts) {
   check_->check(call_of("broadcast", tensors, opts.rootRank));
-  HostStaging staging("broadcast");
-  auto host = staging.in_outs(tensors);
-  auto work = engine_->broadcast(host, opts);
-  return staged(work, staging, tensors, rank_, c10d::OpType::BROADCAST);
+  return staged("broadcast", c10d::OpType::BROADCAST, rank_, tensors, [&](HostStaging& s) {
+    auto host = s.in_outs(tensors);
+    return engine_->broadcast(host, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allreduce(std::vector<at::Tensor>& tensors,
                                                          const c10d::AllreduceOptions& opts) {
   check_->check(call_of("all_reduce", tensors, -1, reduce_code(opts.reduceOp)));
-  HostStaging staging("all_reduce");
-  auto host = staging.in_outs(tensors);
-  auto work = engine_->allreduce(host, opts);
-  return staged(work, staging, tensors, rank_, c10d::OpType::ALLREDUCE);
+  return staged("all_reduce", c10d::OpType::ALLREDUCE, rank_, tensors, [&](HostStaging& s) {
+    auto host = s.in_outs(tensors);
+    return engine_->allreduce(host, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
   check_->check(call_of("all_reduce_coalesced", tensors, -1, reduce_code(opts.reduceOp)));
-  HostStaging staging("all_reduce_coalesced");
-  auto host = staging.in_outs(tensors);
-  auto work = engine_->allreduce_coalesced(host, opts);
-  return staged(work, staging, tensors, rank_, c10d::OpType::ALLREDUCE_COALESCED);
+  return staged("all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, rank_, tensors,
+                [&](HostStaging& s) {
+                  auto host = s.in_outs(tensors);
+                  return engine_->allreduce_coalesced(host, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::reduce(std::vector<at::Tensor>& tensors,
                                                       const c10d::ReduceOptions& opts) {
   // Every rank writes back what the engine left, as Gloo on CPU tensors does.
   check_->check(call_of("reduce", tensors, opts.rootRank, reduce_code(opts.reduceOp)));
-  HostStaging staging("reduce");
-  auto host = staging.in_outs(tensors);
-  auto work = engine_->reduce(host, opts);
-  return staged(work, staging, tensors, rank_, c10d::OpType::REDUCE);
+  return staged("reduce", c10d::OpType::REDUCE, rank_, tensors, [&](HostStaging& s) {
+    auto host = s.in_outs(tensors);
+    return engine_->reduce(host, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allgather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   check_->check(call_of("all_gather", inputs));
-  HostStaging staging("all_gather");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->allgather(host_out, host_in, opts);
-  return staged(work, staging, flat(outputs), rank_, c10d::OpType::ALLGATHER);
+  return staged("all_gather", c10d::OpType::ALLGATHER, rank_, flat(outputs), [&](HostStaging& s) {
+    auto host_in = s.inputs(inputs);
+    auto host_out = s.outputs(outputs);
+    return engine_->allgather(host_out, host_in, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::_allgather_base(at::Tensor& output,
                                                                at::Tensor& input,
                                                                const c10d::AllgatherOptions& opts) {
   check_->check(call_of("all_gather_into_tensor", {input}));
-  HostStaging staging("all_gather_into_tensor");
-  auto host_in = staging.input(input);
-  auto host_out = staging.output(output);
-  auto work = engine_->_allgather_base(host_out, host_in, opts);
-  return staged(work, staging, {output}, rank_, c10d::OpType::_ALLGATHER_BASE);
+  return staged("all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE, rank_, {output},
+                [&](HostStaging& s) {
+                  auto host_in = s.input(input);
+                  auto host_out = s.output(output);
+                  return engine_->_allgather_base(host_out, host_in, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   check_->check(call_of("all_gather_coalesced", inputs));
-  HostStaging staging("all_gather_coalesced");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->allgather_coalesced(host_out, host_in, opts);
-  return staged(work, staging, flat(outputs), rank_, c10d::OpType::ALLGATHER_COALESCED);
+  return staged("all_gather_coalesced", c10d::OpType::ALLGATHER_COALESCED, rank_, flat(outputs),
+                [&](HostStaging& s) {
+                  auto host_in = s.inputs(inputs);
+                  auto host_out = s.outputs(outputs);
+                  return engine_->allgather_coalesced(host_out, host_in, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allgather_into_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   check_->check(call_of("all_gather_into_tensor_coalesced", inputs));
-  HostStaging staging("all_gather_into_tensor_coalesced");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->allgather_into_tensor_coalesced(host_out, host_in, opts);
-  return staged(work, staging, outputs, rank_, c10d::OpType::COALESCED);
+  return staged("all_gather_into_tensor_coalesced", c10d::OpType::COALESCED, rank_, outputs,
+                [&](HostStaging& s) {
+                  auto host_in = s.inputs(inputs);
+                  auto host_out = s.outputs(outputs);
+                  return engine_->allgather_into_tensor_coalesced(host_out, host_in, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
                                                       std::vector<at::Tensor>& inputs,
                                                       const c10d::GatherOptions& opts) {
   check_->check(call_of("gather", inputs, opts.rootRank));
-  HostStaging staging("gather");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->gather(host_out, host_in, opts);
-  return staged(work, staging, flat(outputs), rank_, c10d::OpType::GATHER);
+  return staged("gather", c10d::OpType::GATHER, rank_, flat(outputs), [&](HostStaging& s) {
+    auto host_in = s.inputs(inputs);
+    auto host_out = s.outputs(outputs);
+    return engine_->gather(host_out, host_in, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::scatter(std::vector<at::Tensor>& outputs,
                                                        std::vector<std::vector<at::Tensor>>& inputs,
                                                        const c10d::ScatterOptions& opts) {
   check_->check(call_of("scatter", outputs, opts.rootRank));
-  HostStaging staging("scatter");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->scatter(host_out, host_in, opts);
-  return staged(work, staging, outputs, rank_, c10d::OpType::SCATTER);
+  return staged("scatter", c10d::OpType::SCATTER, rank_, outputs, [&](HostStaging& s) {
+    auto host_in = s.inputs(inputs);
+    auto host_out = s.outputs(outputs);
+    return engine_->scatter(host_out, host_in, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   check_->check(call_of("reduce_scatter", outputs, -1, reduce_code(opts.reduceOp)));
-  HostStaging staging("reduce_scatter");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->reduce_scatter(host_out, host_in, opts);
-  return staged(work, staging, outputs, rank_, c10d::OpType::REDUCE_SCATTER);
+  return staged("reduce_scatter", c10d::OpType::REDUCE_SCATTER, rank_, outputs,
+                [&](HostStaging& s) {
+                  auto host_in = s.inputs(inputs);
+                  auto host_out = s.outputs(outputs);
+                  return engine_->reduce_scatter(host_out, host_in, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
   check_->check(call_of("reduce_scatter_tensor", {output}, -1, reduce_code(opts.reduceOp)));
-  HostStaging staging("reduce_scatter_tensor");
-  auto host_in = staging.input(input);
-  auto host_out = staging.output(output);
-  auto work = engine_->_reduce_scatter_base(host_out, host_in, opts);
-  return staged(work, staging, {output}, rank_, c10d::OpType::_REDUCE_SCATTER_BASE);
+  return staged("reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE, rank_, {output},
+                [&](HostStaging& s) {
+                  auto host_in = s.input(input);
+                  auto host_out = s.output(output);
+                  return engine_->_reduce_scatter_base(host_out, host_in, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::reduce_scatter_tensor_coalesced(
@@ -193,11 +203,12 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::reduce_scatter_tensor_coalesced(
     const c10d::ReduceScatterOptions& opts) {
   check_->check(
       call_of("reduce_scatter_tensor_coalesced", outputs, -1, reduce_code(opts.reduceOp)));
-  HostStaging staging("reduce_scatter_tensor_coalesced");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->reduce_scatter_tensor_coalesced(host_out, host_in, opts);
-  return staged(work, staging, outputs, rank_, c10d::OpType::COALESCED);
+  return staged("reduce_scatter_tensor_coalesced", c10d::OpType::COALESCED, rank_, outputs,
+                [&](HostStaging& s) {
+                  auto host_in = s.inputs(inputs);
+                  auto host_out = s.outputs(outputs);
+                  return engine_->reduce_scatter_tensor_coalesced(host_out, host_in, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::alltoall_base(
@@ -208,48 +219,48 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::alltoall_base(
   check_->check_splits(
       call, splits_or_even(input_split_sizes, input.dim() ? input.size(0) : 0, size_),
       splits_or_even(output_split_sizes, output.dim() ? output.size(0) : 0, size_));
-  HostStaging staging("all_to_all_single");
-  auto host_in = staging.input(input);
-  auto host_out = staging.output(output);
-  auto work =
-      engine_->alltoall_base(host_out, host_in, output_split_sizes, input_split_sizes, opts);
-  return staged(work, staging, {output}, rank_, c10d::OpType::ALLTOALL_BASE);
+  return staged("all_to_all_single", c10d::OpType::ALLTOALL_BASE, rank_, {output},
+                [&](HostStaging& s) {
+                  auto host_in = s.input(input);
+                  auto host_out = s.output(output);
+                  return engine_->alltoall_base(host_out, host_in, output_split_sizes,
+                                                input_split_sizes, opts);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::alltoall(std::vector<at::Tensor>& outputs,
                                                         std::vector<at::Tensor>& inputs,
                                                         const c10d::AllToAllOptions& opts) {
   check_->check(call_of("all_to_all", inputs));
-  HostStaging staging("all_to_all");
-  auto host_in = staging.inputs(inputs);
-  auto host_out = staging.outputs(outputs);
-  auto work = engine_->alltoall(host_out, host_in, opts);
-  return staged(work, staging, outputs, rank_, c10d::OpType::ALLTOALL);
+  return staged("all_to_all", c10d::OpType::ALLTOALL, rank_, outputs, [&](HostStaging& s) {
+    auto host_in = s.inputs(inputs);
+    auto host_out = s.outputs(outputs);
+    return engine_->alltoall(host_out, host_in, opts);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::send(std::vector<at::Tensor>& tensors, int dst_rank,
                                                     int tag) {
-  HostStaging staging("send");
-  auto host = staging.inputs(tensors);
-  auto work = engine_->send(host, dst_rank, tag);
-  // The host copies must outlive the engine's send: the work keeps them.
-  return staged(work, staging, host, rank_, c10d::OpType::SEND);
+  return staged("send", c10d::OpType::SEND, rank_, tensors, [&](HostStaging& s) {
+    auto host = s.inputs(tensors);
+    return engine_->send(host, dst_rank, tag);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::recv(std::vector<at::Tensor>& tensors, int src_rank,
                                                     int tag) {
-  HostStaging staging("recv");
-  auto host = staging.outputs(tensors);
-  auto work = engine_->recv(host, src_rank, tag);
-  return staged(work, staging, tensors, rank_, c10d::OpType::RECV);
+  return staged("recv", c10d::OpType::RECV, rank_, tensors, [&](HostStaging& s) {
+    auto host = s.outputs(tensors);
+    return engine_->recv(host, src_rank, tag);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::recvAnysource(std::vector<at::Tensor>& tensors,
                                                              int tag) {
-  HostStaging staging("recv");
-  auto host = staging.outputs(tensors);
-  auto work = engine_->recvAnysource(host, tag);
-  return staged(work, staging, tensors, rank_, c10d::OpType::RECVANYSOURCE);
+  return staged("recv", c10d::OpType::RECVANYSOURCE, rank_, tensors, [&](HostStaging& s) {
+    auto host = s.outputs(tensors);
+    return engine_->recvAnysource(host, tag);
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::barrier(const c10d::BarrierOptions& opts) {
