@@ -46,6 +46,19 @@ std::vector<int64_t> splits_or_even(const std::vector<int64_t>& splits, int64_t 
   return std::vector<int64_t>(size, size > 0 ? rows / size : 0);
 }
 
+// A collective that leaves its tensors as they are (one rank reducing or
+// broadcasting to itself): no staging, an already completed work.
+c10::intrusive_ptr<c10d::Work> unchanged(const std::vector<at::Tensor>& tensors) {
+  auto future =
+      c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  future->markCompleted(c10::IValue(tensors));
+  return c10d::Work::create_from_future(future);
+}
+
+bool identity_on_one_rank(int size, const c10d::ReduceOp& op) {
+  return size == 1 && op.op_ != c10d::ReduceOp::PREMUL_SUM;
+}
+
 std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& lists) {
   std::vector<at::Tensor> all;
   for (const auto& list : lists) all.insert(all.end(), list.begin(), list.end());
@@ -71,6 +84,7 @@ uint64_t TpuDistBackend::getSequenceNumberForGroup() {
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                          const c10d::BroadcastOptions& opts) {
   check_->check(call_of("broadcast", tensors, opts.rootRank));
+  if (size_ == 1) return unchanged(tensors);
   return staged("broadcast", c10d::OpType::BROADCAST, rank_, tensors, [&](HostStaging& s) {
     auto host = s.in_outs(tensors);
     return engine_->broadcast(host, opts);
@@ -80,6 +94,7 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::broadcast(std::vector<at::Tensor>
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allreduce(std::vector<at::Tensor>& tensors,
                                                          const c10d::AllreduceOptions& opts) {
   check_->check(call_of("all_reduce", tensors, -1, reduce_code(opts.reduceOp)));
+  if (identity_on_one_rank(size_, opts.reduceOp)) return unchanged(tensors);
   return staged("all_reduce", c10d::OpType::ALLREDUCE, rank_, tensors, [&](HostStaging& s) {
     auto host = s.in_outs(tensors);
     return engine_->allreduce(host, opts);
@@ -89,6 +104,7 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::allreduce(std::vector<at::Tensor>
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
   check_->check(call_of("all_reduce_coalesced", tensors, -1, reduce_code(opts.reduceOp)));
+  if (identity_on_one_rank(size_, opts.reduceOp)) return unchanged(tensors);
   return staged("all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, rank_, tensors,
                 [&](HostStaging& s) {
                   auto host = s.in_outs(tensors);
@@ -100,6 +116,7 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::reduce(std::vector<at::Tensor>& t
                                                       const c10d::ReduceOptions& opts) {
   // Every rank writes back what the engine left, as Gloo on CPU tensors does.
   check_->check(call_of("reduce", tensors, opts.rootRank, reduce_code(opts.reduceOp)));
+  if (identity_on_one_rank(size_, opts.reduceOp)) return unchanged(tensors);
   return staged("reduce", c10d::OpType::REDUCE, rank_, tensors, [&](HostStaging& s) {
     auto host = s.in_outs(tensors);
     return engine_->reduce(host, opts);
