@@ -52,6 +52,14 @@ def test_parallel_training_matches_cpu(run, label, nproc):
         assert out.count("PASS DTensor random ops") == nproc, out
 
 
+@pytest.mark.parametrize("how", ["ddp", "fsdp"])
+def test_hugging_face_llama_trains_like_cpu(how):
+    # Transformers' Llama with tied embeddings: the tie survives DDP and
+    # fully_shard, and training matches CPU.
+    out = torchrun("hf_llama.py", how)
+    assert out.count(f"PASS HF Llama {how}") == 2, out
+
+
 def test_ddp_under_torch_distributed_debug_detail():
     # PyTorch's debug wrapper checks every call with its own Gloo group and
     # reads the backend's sequence numbers.
