@@ -135,6 +135,8 @@ std::string Builder::binary_region(const char* body, ElementType element) {
         region_op("%take_rhs", "or", {{"%beyond", pred}, {"%nan", pred}}, pred) +
         region_op("%r", "select", {{"%take_rhs", pred}, {"%rhs", element}, {"%lhs", element}},
                   element);
+  } else if (std::strcmp(body, kMaximumMayDropNan) == 0) {
+    lines = region_op("%r", "maximum", {{"%lhs", element}, {"%rhs", element}}, element);
   } else {
     lines = region_op("%r", body, {{"%lhs", element}, {"%rhs", element}}, element);
   }

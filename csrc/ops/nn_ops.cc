@@ -42,8 +42,10 @@ Value reduce_keep(Builder& b, Value x, int64_t dim, const char* body, Value init
 Value softmax_value(Builder& b, Value x, int64_t dim, bool log) {
   const ElementType t = x.type.element;
   const double inf = std::numeric_limits<double>::infinity();
-  Value m = reduce_keep(b, x, dim, "maximum", b.constant(t, -inf));
-  // Rows of -inf stay NaN-free only through the max: keep the CPU result.
+  // The shift: a NaN in a row makes the whole row NaN through the sum
+  // whether or not the max keeps it, so XLA's faster max will do. Rows of
+  // -inf come out NaN, as on CPU (-inf - -inf).
+  Value m = reduce_keep(b, x, dim, Builder::kMaximumMayDropNan, b.constant(t, -inf));
   Value shifted = b.binary("subtract", x, m);
   Value e = b.unary("exponential", shifted);
   Value s = reduce_keep(b, e, dim, "add", b.constant(t, 0));
