@@ -375,6 +375,30 @@ def test_equal_scalar_values_do_not_change_a_region():
         torch.testing.assert_close(g, (x_cpu * a + b) * 2)
 
 
+def test_a_cut_region_executes_while_python_traces_the_next():
+    # A cut launches the region and returns: the program runs on the
+    # plugin's threads while Python goes on recording the next region.
+    a = torch.randn(1024, 1024).to("tpu")
+    torch.tpu.synchronize()
+    b = a
+    for _ in range(6):
+        b = (b @ a) * 1e-3
+    done = torch.tpu.Event()
+    (_, delta) = _delta(done.record)  # cuts and launches the region
+    assert delta["regions_executed"] == 1 and delta["cuts_sync"] == 1
+    assert not done.query(), "the region had finished before record() returned"
+    c = torch.ones(8, device="tpu") * 2  # recorded while the region runs
+    assert not done.query()
+    done.synchronize()
+    assert done.query()
+    expected = a.cpu()
+    ref = expected
+    for _ in range(6):
+        ref = (ref @ expected) * 1e-3
+    torch.testing.assert_close(b.cpu(), ref, rtol=1e-3, atol=1e-5)
+    assert c.cpu().tolist() == [2.0] * 8
+
+
 def test_the_size_cap_cuts_a_region():
     code = """
 import torch, torch_tpu
