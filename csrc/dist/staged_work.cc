@@ -19,7 +19,12 @@ void StagedWork::WriteBack::run_once() {
   });
 }
 
-bool StagedWork::isCompleted() { return inner_->isCompleted(); }
+bool StagedWork::isCompleted() {
+  // A caller that polls instead of waiting finds the results in place.
+  if (!inner_->isCompleted()) return false;
+  if (inner_->isSuccess()) write_back_->run_once();
+  return true;
+}
 
 bool StagedWork::isSuccess() const { return inner_->isSuccess(); }
 

@@ -202,6 +202,11 @@ def check_async_work():
     work.wait()
     y = x * 2  # device work after wait() sees the reduced values
     close(y, 2 * sum(value(r, (64,)) for r in range(WORLD)), "async all_reduce")
+    x = value(RANK, (16,)).to(DEV)
+    work = dist.all_reduce(x, async_op=True)
+    while not work.is_completed():  # polling, no wait(): the values are in place
+        time.sleep(0.001)
+    close(x, sum(value(r, (16,)) for r in range(WORLD)), "polled all_reduce")
     x = value(RANK, (8,)).to(DEV)
     fut = dist.all_reduce(x, async_op=True).get_future()
     result = fut.wait()
