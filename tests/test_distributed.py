@@ -42,6 +42,7 @@ def test_collectives_match_their_math(nproc):
 
 @pytest.mark.parametrize("run,label,nproc", [("ddp", "DDP", 2), ("fsdp", "FSDP2", 2),
                                              ("tp", "tensor parallel", 2),
+                                             ("fsdp", "FSDP2", 4),
                                              # one rank: collectives that leave their
                                              # tensors as they are skip the staging
                                              ("ddp", "DDP", 1)])
