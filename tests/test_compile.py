@@ -176,6 +176,52 @@ def test_cpu_scalar_tensor_inputs_are_read_every_call():
         torch.testing.assert_close(cf(tx, scale).cpu(), f(x, scale))
 
 
+def test_cpu_scalar_inputs_enter_the_replay_as_uploads():
+    # The 0-dim CPU input is uploaded each call: the graph replays (no op
+    # dispatched) and still sees each call's value.
+    cf = torch.compile(lambda x, scale: x * scale + 1, backend="tpu")
+    x = torch.randn(4)
+    tx = x.to(DEV)
+    cf(tx, torch.tensor(2.0))
+    before = debug.metrics()
+    for value in (3.0, -1.5, 0.25):
+        torch.testing.assert_close(cf(tx, torch.tensor(value)).cpu(), x * value + 1)
+    after = debug.metrics()
+    assert after["graph_replays"] - before["graph_replays"] == 3
+    assert after["deferred_ops"] == before["deferred_ops"]
+
+
+def test_default_adamw_compiled_replays_with_its_cpu_step_counts():
+    # AdamW without capturable keeps its step counts on the CPU: the graph's
+    # CPU part (step += 1, the bias corrections) runs every call and feeds
+    # the replayed tpu part, so the corrections follow the step.
+    torch.manual_seed(0)
+    cpu_params = [nn.Parameter(torch.randn(5, 3)), nn.Parameter(torch.randn(4))]
+    tpu_params = [nn.Parameter(p.detach().to(DEV)) for p in cpu_params]
+    cpu_opt = torch.optim.AdamW(cpu_params, lr=0.1)
+    tpu_opt = torch.optim.AdamW(tpu_params, lr=0.1)
+    step = torch.compile(tpu_opt.step, backend="tpu")
+    replays = 0
+    for i in range(6):
+        grads = [torch.randn_like(p) for p in cpu_params]
+        for p, g in zip(cpu_params, grads):
+            p.grad = g.clone()
+        for p, g in zip(tpu_params, grads):
+            p.grad = g.to(DEV)
+        cpu_opt.step()
+        before = debug.metrics()
+        step()
+        after = debug.metrics()
+        replays += after["graph_replays"] - before["graph_replays"]
+        if i > 0:
+            assert after["deferred_ops"] == before["deferred_ops"], f"step {i} ran op by op"
+        for q, p in zip(tpu_params, cpu_params):
+            # float32 bias corrections in the graph, Python floats in eager
+            torch.testing.assert_close(q.detach().cpu(), p.detach(), rtol=1e-5, atol=1e-5)
+        assert [tpu_opt.state[p]["step"].item() for p in tpu_params] == [i + 1.0] * 2
+    assert replays == 5
+
+
 def test_mutating_a_view_of_an_input_writes_the_base():
     def f(base):
         view = base[:, 1]

@@ -16,8 +16,14 @@ offsets, which inputs share storage) and whose non-tensor arguments are
 equal bind their buffers straight to the recorded executable, with no
 per-op dispatch. A graph is run op by op instead, every call, when replay
 would not be exact: it draws random numbers (the region would repeat the
-same ones), reads a CPU tensor (its value would be frozen), or did work
+same ones), reads a CPU tensor that is not a 0-dim scalar, or did work
 outside its region (a host read, an op that needs a value now, a transfer).
+
+A graph that takes CPU tensors is split in two: what it computes on CPU
+(an optimizer's step counts when they are not `capturable`: `step += 1`,
+`1 - beta ** step`) runs as plain ATen ops every call, and the 0-dim CPU
+values the tpu ops read enter the tpu part as scalars uploaded per call, so
+the tpu part still replays, with current values instead of frozen ones.
 """
 
 from __future__ import annotations
@@ -96,7 +102,71 @@ class _Graph:
             _C._pop_eager_mode()
 
 
+def _tensor_devices(value) -> set:
+    """The device types of the tensors in a node's value (nested lists too)."""
+    if isinstance(value, torch.Tensor):
+        return {value.device.type}
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_tensor_devices(v) for v in value)) if value else set()
+    return set()
+
+
+def _on_host(node: torch.fx.Node) -> bool:
+    return _tensor_devices(node.meta.get("val")) == {"cpu"}
+
+
+class _DevicePart(torch.nn.Module):
+    """The tpu part of a split graph: its CPU scalar inputs are uploaded on
+    every call, then it runs (and replays) like any graph."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        super().__init__()
+        self.graph_part = _Graph(gm)
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        self.single_output = not isinstance(output.args[0], (tuple, list))
+
+    def forward(self, *args):
+        device = next((a.device for a in args
+                       if isinstance(a, torch.Tensor) and a.device.type == "tpu"), None)
+        args = [a.to(device) if device is not None and isinstance(a, torch.Tensor)
+                and a.device.type == "cpu" and a.dim() == 0 else a for a in args]
+        outputs = self.graph_part(args)
+        if self.single_output and isinstance(outputs, (list, tuple)):
+            return outputs[0]
+        return outputs
+
+
+def _split_host_part(gm: torch.fx.GraphModule) -> Optional[torch.fx.GraphModule]:
+    """The graph as a CPU part followed by a tpu part, or None when it has no
+    CPU computation or its CPU part reads tpu values (a transfer inside the
+    graph: then it runs op by op, unsplit)."""
+    from torch.fx.passes.split_module import split_module
+
+    host = {n for n in gm.graph.nodes if n.op == "call_function" and _on_host(n)}
+    if not host:
+        return None
+    for n in host:
+        for arg in n.all_input_nodes:
+            if arg.op != "placeholder" and arg not in host:
+                return None
+    split = split_module(gm, None, lambda n: 0 if n in host else 1)
+    if not hasattr(split, "submod_1"):
+        return None
+    split.submod_1 = _DevicePart(split.submod_1)
+    return split
+
+
 def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence) -> Callable:
+    if any(n.op == "placeholder" and _on_host(n) for n in gm.graph.nodes):
+        # CPU inputs: the CPU part (if any) runs as it is, the rest replays.
+        parts = _split_host_part(gm) or _DevicePart(gm)
+
+        def run(args: List):
+            return parts(*args)
+
+        run._boxed_call = True
+        return run
+
     graph = _Graph(gm)
 
     def run(args: List):
