@@ -11,6 +11,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from params_check import finish
 
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
@@ -255,8 +256,7 @@ def main():
                   check_reduce_scatter, check_all_to_all, check_point_to_point,
                   check_async_work, check_objects, check_mismatch_raises):
         check()
-    dist.barrier()
-    dist.destroy_process_group()
+    finish()
     print(f"DONE rank {RANK} in {time.time() - start:.1f} s", flush=True)
 
 

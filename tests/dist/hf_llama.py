@@ -9,6 +9,7 @@ import sys
 
 import torch
 import torch.distributed as dist
+from params_check import check_parameters, finish
 from transformers import LlamaConfig, LlamaForCausalLM
 
 RANK = int(os.environ["RANK"])
@@ -59,15 +60,9 @@ def main():
         inner = m
     assert inner.lm_head.weight is inner.model.embed_tokens.weight, "the tie was split"
     train(m, ids)
-    err = 0.0
-    expected = dict(ref.named_parameters())
-    for name, p in inner.named_parameters():
-        got = p.full_tensor() if hasattr(p, "full_tensor") else p
-        err = max(err, (got.detach().cpu() - expected[name].detach()).abs().max().item())
-    assert err <= 1e-4, f"{how}: parameters differ from CPU by {err}"
-    print(f"PASS HF Llama {how} max_err={err:.2e}", flush=True)
-    dist.barrier()
-    dist.destroy_process_group()
+    check_parameters(inner.named_parameters(), dict(ref.named_parameters()), f"HF Llama {how}",
+                     1e-4)
+    finish()
 
 
 if __name__ == "__main__":

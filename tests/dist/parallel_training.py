@@ -12,6 +12,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from params_check import check_parameters, finish
 
 RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
@@ -88,19 +89,8 @@ def reference(steps=STEPS):
     return dict(m.named_parameters())
 
 
-def full(p):
-    return p.full_tensor() if hasattr(p, "full_tensor") else p
-
-
 def compare(m, ref, what):
-    err = 0.0
-    for name, p in m.named_parameters():
-        name = name.replace("module.", "").replace("_fsdp_wrapped_module.", "")
-        got = full(p.detach()).cpu()
-        err = max(err, (got - ref[name].detach()).abs().max().item())
-    if not err <= TOL:
-        raise AssertionError(f"{what}: parameters differ from CPU by {err}")
-    print(f"PASS {what} max_err={err:.2e}", flush=True)
+    check_parameters(m.named_parameters(), ref, what, TOL)
 
 
 def shard_of_batch():
@@ -206,8 +196,7 @@ def main():
         run_dcp(sys.argv[2])
     else:
         raise SystemExit(f"unknown run {what}")
-    dist.barrier()
-    dist.destroy_process_group()
+    finish()
 
 
 if __name__ == "__main__":
