@@ -38,3 +38,16 @@ def test_hf_finetune_trains():
     losses = [float(line.split()[-1]) for line in out.splitlines() if line.startswith("step ")]
     assert len(losses) == 2 and all(loss == loss for loss in losses)  # steps 0 and last
     assert "after:" in out
+
+
+def test_ddp_train_under_torchrun():
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+        p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                           "--nproc-per-node=2", os.path.join(ROOT, "examples", "ddp_train.py")],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    losses = [float(line.split()[-1]) for line in proc.stdout.splitlines()
+              if line.startswith("epoch ")]
+    assert len(losses) == 3 and losses[-1] < losses[0] / 2, proc.stdout
+    assert "trained on 2 processes with tpu_dist" in proc.stdout
