@@ -149,7 +149,10 @@ def _split_host_part(gm: torch.fx.GraphModule) -> Optional[torch.fx.GraphModule]
         for arg in n.all_input_nodes:
             if arg.op != "placeholder" and arg not in host:
                 return None
-    split = split_module(gm, None, lambda n: 0 if n in host else 1)
+    try:
+        split = split_module(gm, None, lambda n: 0 if n in host else 1)
+    except Exception:  # noqa: BLE001 - a graph split_module cannot take runs unsplit
+        return None
     if not hasattr(split, "submod_1"):
         return None
     split.submod_1 = _DevicePart(split.submod_1)
