@@ -49,6 +49,8 @@ def test_collectives_match_their_math(nproc):
 def test_parallel_training_matches_cpu(run, label, nproc):
     out = torchrun("parallel_training.py", run, nproc=nproc)
     assert out.count(f"PASS {label} ") == nproc, out
+    if run == "ddp":
+        assert out.count("PASS DDP find_unused_parameters + no_sync") == nproc, out
     if run == "tp":
         assert out.count("PASS DTensor random ops") == nproc, out
 

@@ -109,3 +109,17 @@ def test_a_failed_program_surfaces_at_the_read_back():
     with pytest.raises(RuntimeError, match="injected failure"):
         x.cpu()
     torch.testing.assert_close(x.cpu(), x.cpu())
+
+
+def test_pinned_host_memory_is_pinned_for_tpu():
+    # What CUDA code asks of pinned memory: DataLoader(pin_memory=True),
+    # Tensor.pin_memory() and DDP's used-parameter map check is_pinned().
+    x = torch.empty(16, pin_memory=True)
+    assert x.is_pinned() and x[3:].is_pinned()
+    y = torch.arange(6.0).pin_memory()
+    assert y.is_pinned() and torch.equal(y, torch.arange(6.0))
+    assert not torch.arange(6.0).is_pinned()
+    assert torch.equal(y.to("tpu", non_blocking=True).cpu(), torch.arange(6.0))
+    data = torch.utils.data.TensorDataset(torch.arange(8.0).reshape(4, 2))
+    (batch,) = next(iter(torch.utils.data.DataLoader(data, batch_size=4, pin_memory=True)))
+    assert batch.is_pinned() and torch.equal(batch, torch.arange(8.0).reshape(4, 2))

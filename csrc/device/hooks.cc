@@ -1,10 +1,10 @@
 // PrivateUse1HooksInterface: how PyTorch asks the tpu backend about
 // availability, generators, pointers and storage resizing.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
-#include <c10/core/CPUAllocator.h>
 
 #include "core/allocator.h"
 #include "core/current_device.h"
+#include "core/pinned_host_allocator.h"
 #include "core/runtime.h"
 #include "device/generator.h"
 #include "ops/storage_resize.h"
@@ -35,11 +35,10 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
     return c10::Device(c10::DeviceType::PrivateUse1,
                        static_cast<c10::DeviceIndex>(storage->device_index()));
   }
-  bool isPinnedPtr(const void* data) const override { return false; }
-  at::Allocator* getPinnedMemoryAllocator() const override {
-    // Host memory needs no pinning for PJRT transfers; pinned == ordinary.
-    return c10::GetCPUAllocator();
+  bool isPinnedPtr(const void* data) const override {
+    return PinnedHostAllocator::get().owns(data);
   }
+  at::Allocator* getPinnedMemoryAllocator() const override { return &PinnedHostAllocator::get(); }
   bool hasPrimaryContext(c10::DeviceIndex device_index) const override { return true; }
   c10::DeviceIndex deviceCount() const override {
     return static_cast<c10::DeviceIndex>(isAvailable() ? Runtime::visible_device_count() : 0);

@@ -112,6 +112,48 @@ def run_ddp():
     # (csrc/dist/ddp_timer.cc); without one it warns and reports none.
     stats = m._get_ddp_logging_data()
     assert stats.get("avg_forward_compute_time", 0) > 0, stats
+    check_ddp_unused_parameters_and_no_sync()
+
+
+class TwoPaths(nn.Module):
+    """A model whose second layer is used on every other step only."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+
+    def forward(self, x, use_b):
+        return self.b(self.a(x)) if use_b else self.a(x)
+
+
+def check_ddp_unused_parameters_and_no_sync():
+    """find_unused_parameters (DDP copies its used-parameter map through
+    pinned host memory) and gradient accumulation under no_sync()."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.manual_seed(0)
+    ref = TwoPaths()
+    m = DDP(TwoPaths().to("tpu"), find_unused_parameters=True)
+    m.module.load_state_dict(ref.state_dict())
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(0)
+    for i in range(4):
+        x = torch.randn(4, 4, generator=g)
+        use_b = i % 2 == 0
+        opt.zero_grad()
+        ref_opt.zero_grad()
+        local = x.chunk(WORLD)[RANK].to("tpu")
+        with m.no_sync():  # accumulated locally, reduced with the next backward
+            m(local, use_b).sum().backward()
+        m(local, use_b).sum().backward()
+        opt.step()
+        # Two local passes, averaged over ranks: the full batch's gradient.
+        (ref(x, use_b).sum() * (2 / WORLD)).backward()
+        ref_opt.step()
+    check_parameters(m.module.named_parameters(), dict(ref.named_parameters()),
+                     "DDP find_unused_parameters + no_sync", TOL)
 
 
 def fsdp_model(mesh):

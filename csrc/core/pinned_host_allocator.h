@@ -1,0 +1,28 @@
+// Host memory that PyTorch asks for as "pinned" for tpu (`pin_memory=True`,
+// `Tensor.pin_memory()`, DataLoader's pin_memory, DDP's used-parameter map).
+//
+// PJRT plugins stage host transfers themselves, so this is ordinary host
+// memory; what makes it "pinned" is that this allocator made it, which is
+// what `Tensor.is_pinned()` asks (PyTorch's DDP asserts it).
+#pragma once
+
+#include <c10/core/Allocator.h>
+
+namespace torch_tpu {
+
+class PinnedHostAllocator final : public c10::Allocator {
+ public:
+  static PinnedHostAllocator& get();
+
+  c10::DataPtr allocate(size_t nbytes) override;
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override;
+
+  // Whether `ptr` points into a block this allocator handed out.
+  bool owns(const void* ptr) const;
+
+ private:
+  static void release(void* ptr);
+};
+
+}  // namespace torch_tpu
