@@ -8,6 +8,9 @@ and training (MLP, CNN, GPT; forward and backward compiled; a compiled
 optimizer step).
 """
 
+import os
+import re
+import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -146,6 +149,60 @@ def test_inputs_that_differ_from_the_recording_run_op_by_op():
         torch.testing.assert_close(cf(tb[start:start + 4]).cpu(), f(base[start:start + 4]))
     after = debug.metrics()
     assert after["graph_replays"] - before["graph_replays"] == 1
+
+
+def _views_at_offsets(x, y):
+    """Views that start inside their storage (a recorded graph reads them at
+    fixed offsets), scaled by Python numbers (fixed too)."""
+    a, b, c = x.chunk(3, -1)
+    return [
+        x[:, :, 4:8] * 0.5, x[1] - 2.5, x[:, 2] * 3, b * c, x[..., ::3] + 1,
+        x.transpose(0, 2)[3:5] * 2, x.unbind(1)[5], x[2:4, 1:7:2, 3:11:4] - 1,
+        y * 2, y.t()[1:3] + a[0, 0, 0], x.sum(0)[1:, 2:] / 7,
+    ]
+
+
+def test_views_at_offsets_in_a_graph_match_cpu_on_every_call():
+    def f(x, y):
+        # also a view whose rows run across the rows of its storage
+        return _views_at_offsets(x, y) + [x.as_strided((5, 7), (12, 1), 9) * 2]
+
+    cf = torch.compile(f, backend="tpu")
+    before = debug.metrics()["graph_replays"]
+    for _ in range(3):  # the first call records, the others replay
+        x, base = torch.randn(6, 8, 12), torch.randn(7, 9)
+        tx, tbase = x.to(DEV), base.to(DEV)
+        got = cf(tx, tbase[2:, 1:])  # an input at an offset itself
+        want = f(x, base[2:, 1:])
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g.cpu(), w)
+    assert debug.metrics()["graph_replays"] - before == 2
+
+
+def test_a_recorded_graph_takes_its_fixed_values_as_constants(tmp_path):
+    # A recorded graph replays with the offsets and Python numbers it was
+    # recorded with: its program holds them as constants (XLA folds the views
+    # into static slices), and takes only tensors.
+    script = tmp_path / "graph.py"
+    script.write_text(
+        "import sys, torch, torch_tpu\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        "from test_compile import _views_at_offsets\n"
+        "cf = torch.compile(_views_at_offsets, backend='tpu')\n"
+        "x, base = torch.randn(6, 8, 12, device='tpu'), torch.randn(7, 9, device='tpu')\n"
+        "cf(x, base[2:, 1:])\n"
+        "torch.tpu.synchronize()\n"
+    )
+    env = dict(os.environ, TORCH_TPU_DUMP_HLO="1", TORCH_TPU_CACHE_DIR="")
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    program = r.stderr.split("[torch_tpu] compiling a DeferAndFuse region")[-1]
+    main = re.search(r"func\.func public @main\((.*?)\) ->", program)
+    assert main, program[-2000:]
+    params = re.findall(r"tensor<([^>]*)>", main.group(1))
+    assert params and all("x" in t for t in params), params  # no 0-d parameter
+    assert "dynamic_slice" not in program and "stablehlo.pad" not in program
 
 
 def test_random_ops_are_never_replayed_with_the_same_numbers():

@@ -100,6 +100,11 @@ class Region : public std::enable_shared_from_this<Region> {
   std::optional<CutReason> cut_before(const hlo::CalledFunction* next);
   // Runs the region once (later calls return at once, or raise its error).
   void run(CutReason reason);
+  // Whether it records itself and still takes ops.
+  bool records_and_open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return recording_ && !closed_;
+  }
   // For a recording region: runs it and returns what it recorded (nullopt
   // when it had already run, or holds no ops).
   std::optional<RegionRecord> run_and_record(CutReason reason,
@@ -203,11 +208,21 @@ bool Region::append(const OpNode& node) {
           read_bases.emplace_back(p.storage, param);
         }
         break;
-      case OpNode::Param::Kind::kBuffer:
+      case OpNode::Param::Kind::kBuffer: {
         // (never shared: two scalars that happen to be equal must not
         // change the region's key)
-        c.args.push_back({-1, new_parameter(p.buffer, f.params.at(i))});
+        const int param = new_parameter(p.buffer, f.params.at(i));
+        c.args.push_back({-1, param});
+        if (recording_ && !p.value.empty()) {
+          // A recorded region replays with the values it was recorded
+          // with (exec/captured_graph.h): they are constants of its
+          // program, and part of its key.
+          seq_.constants.emplace(param, std::vector<unsigned char>(p.value.begin(), p.value.end()));
+          append_bytes(key_, static_cast<int32_t>(p.value.size()));
+          key_.append(reinterpret_cast<const char*>(p.value.data()), p.value.size());
+        }
         break;
+      }
       case OpNode::Param::Kind::kIndexStatus:
         if (!status_value_) {
           status_param_ = static_cast<int>(seq_.params.size());
@@ -341,18 +356,30 @@ void Region::execute() {
     status.emplace(device_index_, "a DeferAndFuse region", IndexErrorClass::kIndexError);
     param_buffers_[status_param_] = status->status();
   }
+  // The program's arguments: the parameters that are not constants.
+  std::vector<int> position(seq_.params.size(), -1);
+  int arg_count = 0;
+  for (size_t i = 0; i < seq_.params.size(); ++i) {
+    if (!seq_.constants.count(static_cast<int>(i))) position[i] = arg_count++;
+  }
   // A storage's old buffer is donated when only this region still holds it.
   c10::SmallVector<int64_t, 4> keep;
   for (const auto& [param, result] : seq_.aliases) {
     if (param_buffers_[param].use_count() == 1) {
       m.donated_buffers++;
     } else {
-      keep.push_back(param);
+      keep.push_back(position[param]);
       m.undonatable_buffers++;
     }
   }
   std::sort(keep.begin(), keep.end());
-  std::vector<pjrt::BufferPtr> results = launch(*exe, param_buffers_, device_index_, keep);
+  std::vector<pjrt::BufferPtr> args;
+  args.reserve(arg_count);
+  for (size_t i = 0; i < seq_.params.size(); ++i) {
+    if (position[i] >= 0) args.push_back(param_buffers_[i]);
+  }
+  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, keep);
+  args.clear();
   if (status) {
     status->set_result(std::move(results.back()));
     results.pop_back();
@@ -364,15 +391,18 @@ void Region::execute() {
   if (recording_ && !shared_buffer_param_) {
     RegionRecord record;
     record.executable = exe;
-    record.params.resize(seq_.params.size());
     for (size_t i = 0; i < seq_.params.size(); ++i) {
-      record.params[i].storage = param_storages_[i];
-      record.params[i].type = seq_.params[i];
+      if (position[i] < 0) continue;  // a constant
+      RegionRecord::Param& p = record.params.emplace_back();
+      p.storage = param_storages_[i];
+      p.type = seq_.params[i];
       if (param_storages_[i] == nullptr && static_cast<int>(i) != status_param_) {
-        record.params[i].buffer = param_buffers_[i];
+        p.buffer = param_buffers_[i];
       }
     }
-    for (const auto& [param, result] : seq_.aliases) record.aliases.emplace_back(param, result);
+    for (const auto& [param, result] : seq_.aliases) {
+      record.aliases.emplace_back(position[param], result);
+    }
     record.returns_index_status = status_value_.has_value();
     record_ = std::move(record);
   }
@@ -447,6 +477,12 @@ std::shared_ptr<Region> begin_region_recording(int device_index) {
   std::lock_guard<std::mutex> lock(open.mu);
   open.region = std::make_shared<Region>(device_index, /*recording=*/true);
   return open.region;
+}
+
+bool open_region_records(int device_index) {
+  OpenRegion& open = open_region(device_index);
+  std::lock_guard<std::mutex> lock(open.mu);
+  return open.region && open.region->records_and_open();
 }
 
 std::optional<RegionRecord> finish_region_recording(int device_index,

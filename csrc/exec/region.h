@@ -53,6 +53,16 @@ struct OpNode {
     DeviceStorage* storage = nullptr;
     hlo::ElementType element_if_empty = hlo::ElementType::kU8;
     pjrt::BufferPtr buffer;  // kBuffer: a runtime scalar or offset
+    // kBuffer: the buffer's value (a recording region folds it into its
+    // program as a constant).
+    c10::SmallVector<unsigned char, 16> value;
+
+    static Param runtime_value(pjrt::BufferPtr buffer, const unsigned char* bytes, size_t size) {
+      Param p;
+      p.buffer = std::move(buffer);
+      p.value.assign(bytes, bytes + size);
+      return p;
+    }
   };
   c10::SmallVector<Param, 8> params;
   struct Write {
@@ -98,6 +108,10 @@ class Region;
 
 // Cuts the device's open region and opens one that will record itself.
 std::shared_ptr<Region> begin_region_recording(int device_index);
+// Whether the device's open region records itself: its ops then take their
+// views at fixed offsets (a recorded region replays with the values it was
+// recorded with), which XLA folds into plain slices.
+bool open_region_records(int device_index);
 // Runs `region` and returns its record, when it is still the device's open
 // region (nothing cut it since begin_region_recording); runs nothing and
 // returns nullopt otherwise.

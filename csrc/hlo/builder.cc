@@ -189,16 +189,7 @@ Value Builder::zeros(const TensorType& type) {
 }
 
 Value Builder::constant_tensor(const TensorType& type, const std::vector<unsigned char>& bytes) {
-  static const char* digits = "0123456789ABCDEF";
-  std::string hex = "\"0x";
-  for (unsigned char c : bytes) {
-    hex += digits[c >> 4];
-    hex += digits[c & 15];
-  }
-  hex += "\"";
-  return emit("\"stablehlo.constant\"() {value = dense<" + hex + "> : " + type.str() +
-                  "} : () -> " + type.str(),
-              type);
+  return emit(constant_op_text(type, bytes.data(), bytes.size()), type);
 }
 
 Value Builder::iota(const TensorType& type, int64_t dimension) {

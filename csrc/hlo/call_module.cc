@@ -39,14 +39,21 @@ std::string call_module_text(const CallSequence& seq) {
   std::vector<int> alias(seq.params.size(), -1);
   for (const auto& [param, result] : seq.aliases) alias.at(param) = result;
   s += "  func.func public @main(";
+  bool first = true;
   for (size_t i = 0; i < seq.params.size(); ++i) {
-    if (i) s += ", ";
+    if (seq.constants.count(static_cast<int>(i))) continue;
+    if (!first) s += ", ";
+    first = false;
     s += "%arg" + std::to_string(i) + ": " + seq.params[i].str();
     if (alias[i] >= 0) s += " {tf.aliasing_output = " + std::to_string(alias[i]) + " : i32}";
   }
   std::vector<TensorType> result_types;
   for (CallValue v : seq.results) result_types.push_back(value_type(seq, v));
   s += ") -> (" + type_list(result_types) + ") {\n";
+  for (const auto& [param, bytes] : seq.constants) {
+    s += "    %arg" + std::to_string(param) + " = " +
+         constant_op_text(seq.params.at(param), bytes.data(), bytes.size()) + "\n";
+  }
   for (size_t c = 0; c < seq.calls.size(); ++c) {
     const auto& call = seq.calls[c];
     const CalledFunction& f = *call.function;

@@ -7,6 +7,7 @@
 // call. XLA inlines the calls and fuses across them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,11 @@ struct CallSequence {
   // (parameter, result index): the result may be written into the
   // parameter's memory when the caller donates it (see Builder::alias_result).
   std::vector<std::pair<int, int>> aliases;
+  // Parameters fixed to a value (raw little-endian element bytes): `main`
+  // defines them as constants instead of taking them, and its arguments are
+  // the other parameters in order. XLA then folds them (a view's offset
+  // becomes a static slice).
+  std::map<int, std::vector<unsigned char>> constants;
 };
 
 // The module text; each distinct function is emitted once.

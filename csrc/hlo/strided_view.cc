@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace torch_tpu::hlo {
@@ -172,21 +173,54 @@ Value flat_indices(Builder& b, const StridedView& v, Value offset) {
   return acc;
 }
 
+// The block as a box of the whole buffer reshaped to [n / s0, s0 / s1, ...,
+// s_k], when n is a multiple of the outermost stride s0 and the view does
+// not wrap around a row of that shape: one static slice of a reshape, which
+// XLA fuses into its readers (a slice and a pad to the block's length would
+// be materialized). The starts of the slice, or nothing.
+std::optional<std::vector<int64_t>> box_starts(int64_t n, const StridedView& v,
+                                               const BlockPlan& plan) {
+  if (plan.order.empty()) return std::nullopt;
+  const int64_t s0 = v.strides[plan.order[0]];
+  if (n % s0 != 0) return std::nullopt;
+  std::vector<int64_t> starts;
+  int64_t rest = v.offset;
+  for (size_t j = 0; j < plan.block_dims.size(); ++j) {
+    const int64_t stride = j < plan.order.size() ? v.strides[plan.order[j]] : 1;
+    const int64_t extent = j == 0 ? n / s0 : plan.block_dims[j];
+    const int64_t start = rest / stride;
+    rest %= stride;
+    if (start + plan.slice_limits[j] > extent) return std::nullopt;
+    starts.push_back(start);
+  }
+  return starts;
+}
+
 Value read_block(Builder& b, Value flat, const StridedView& v, const BlockPlan& plan) {
   const int64_t n = flat.type.dims[0];
-  Value region;
-  if (v.offset + plan.block_len <= n) {
-    region = b.slice(flat, {v.offset}, {v.offset + plan.block_len}, {1});
+  std::vector<int64_t> starts(plan.block_dims.size(), 0), ones(plan.block_dims.size(), 1);
+  Value block;
+  if (auto box = box_starts(n, v, plan)) {
+    std::vector<int64_t> dims = plan.block_dims;
+    dims[0] = n / v.strides[plan.order[0]];
+    block = b.reshape(flat, dims);
+    starts = *box;
   } else {
-    // The last row of the block runs past the buffer; those elements are
-    // never selected, so any padding value will do.
-    Value tail = b.slice(flat, {v.offset}, {n}, {1});
-    region =
-        b.pad(tail, b.constant_int(flat.type.element, 0), {0}, {v.offset + plan.block_len - n});
+    Value region;
+    if (v.offset + plan.block_len <= n) {
+      region = b.slice(flat, {v.offset}, {v.offset + plan.block_len}, {1});
+    } else {
+      // The last row of the block runs past the buffer; those elements are
+      // never selected, so any padding value will do.
+      Value tail = b.slice(flat, {v.offset}, {n}, {1});
+      region =
+          b.pad(tail, b.constant_int(flat.type.element, 0), {0}, {v.offset + plan.block_len - n});
+    }
+    block = b.reshape(region, plan.block_dims);
   }
-  Value block = b.reshape(region, plan.block_dims);
-  std::vector<int64_t> zeros(plan.block_dims.size(), 0), ones(plan.block_dims.size(), 1);
-  Value picked = b.slice(block, zeros, plan.slice_limits, ones);
+  std::vector<int64_t> limits(starts.size());
+  for (size_t j = 0; j < starts.size(); ++j) limits[j] = starts[j] + plan.slice_limits[j];
+  Value picked = b.slice(block, starts, limits, ones);
   // Drop the trailing unit dim; dims are now the view's non-trivial dims in
   // decreasing-stride order.
   std::vector<int64_t> sorted_dims(plan.slice_limits.begin(), plan.slice_limits.end() - 1);

@@ -1,5 +1,7 @@
 #include "hlo/types.h"
 
+#include <stdexcept>
+
 namespace torch_tpu::hlo {
 
 const char* mlir_name(ElementType type) {
@@ -104,6 +106,48 @@ std::string i64_array(const std::vector<int64_t>& values) {
     s += (i == 0 ? ": " : ", ") + std::to_string(values[i]);
   }
   return s + ">";
+}
+
+namespace {
+
+// Pred elements spelled out, nested by dimension ("[[true, false]]"): MLIR
+// reads raw hex data for i1 as packed bits, not as the byte per element
+// the host holds.
+void append_pred_elements(std::string& s, const std::vector<int64_t>& dims, size_t dim,
+                          const unsigned char*& next) {
+  if (dim == dims.size()) {
+    s += *next++ ? "true" : "false";
+    return;
+  }
+  s += "[";
+  for (int64_t i = 0; i < dims[dim]; ++i) {
+    if (i) s += ", ";
+    append_pred_elements(s, dims, dim + 1, next);
+  }
+  s += "]";
+}
+
+}  // namespace
+
+std::string constant_op_text(const TensorType& type, const unsigned char* bytes, size_t size) {
+  if (size != static_cast<size_t>(type.numel()) * byte_size(type.element)) {
+    throw std::invalid_argument("constant_op_text: " + std::to_string(size) + " bytes for " +
+                                type.str());
+  }
+  std::string literal;
+  if (type.element == ElementType::kPred) {
+    append_pred_elements(literal, type.dims, 0, bytes);
+  } else {
+    static const char* digits = "0123456789ABCDEF";
+    literal = "\"0x";
+    for (size_t i = 0; i < size; ++i) {
+      literal += digits[bytes[i] >> 4];
+      literal += digits[bytes[i] & 15];
+    }
+    literal += "\"";
+  }
+  const std::string t = type.str();
+  return "\"stablehlo.constant\"() {value = dense<" + literal + "> : " + t + "} : () -> " + t;
 }
 
 std::string bracket_list(const std::vector<int64_t>& values) {

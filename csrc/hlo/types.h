@@ -55,4 +55,9 @@ std::string i64_array(const std::vector<int64_t>& values);
 // "[1, 2]"
 std::string bracket_list(const std::vector<int64_t>& values);
 
+// `type`'s constant op holding raw little-endian element bytes (numel *
+// size; for pred, one byte per element):
+// "stablehlo.constant"() {value = dense<...> : T} : () -> T
+std::string constant_op_text(const TensorType& type, const unsigned char* bytes, size_t size);
+
 }  // namespace torch_tpu::hlo

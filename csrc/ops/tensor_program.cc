@@ -50,6 +50,7 @@ void ViewArg::append_key(std::string& key) const {
   append_sequence(key, sizes);
   key.append(reinterpret_cast<const char*>(strides.data()), strides.size() * sizeof(int64_t));
   append_bytes(key, static_cast<uint8_t>(conj | (neg << 1)));
+  append_bytes(key, runtime_offset ? int64_t{-1} : offset);
 }
 
 namespace {
@@ -344,8 +345,9 @@ void TensorProgram::plan_views_and_writes() {
       if (slot < 0 || !slots_[slot].needs_base) continue;
       const StorageSlot& s = slots_[slot];
       view.runtime_offset =
+          !fixed_offsets_ &&
           view.strided().span() * static_cast<int64_t>(hlo::byte_size(view.element)) <
-          s.base_count * static_cast<int64_t>(hlo::byte_size(s.base_element));
+              s.base_count * static_cast<int64_t>(hlo::byte_size(s.base_element));
     }
   };
   plan(inputs_);
@@ -401,23 +403,26 @@ hlo::ElementType TensorProgram::first_view_type(int slot) const {
   return first_type;
 }
 
-c10::SmallVector<pjrt::BufferPtr, 8> TensorProgram::runtime_value_buffers() const {
+c10::SmallVector<TensorProgram::RuntimeValue, 8> TensorProgram::runtime_values() const {
   // The parameters after the storage bases, in lower_into's order: scalars,
   // then the runtime offsets of input views, then of output views.
-  c10::SmallVector<pjrt::BufferPtr, 8> buffers;
+  c10::SmallVector<RuntimeValue, 8> values;
   for (const auto& s : scalars_) {
-    buffers.push_back(scalar_buffer(s.bytes.data(), s.size, s.type, device_index_));
+    values.push_back(
+        {scalar_buffer(s.bytes.data(), s.size, s.type, device_index_), s.bytes.data(), s.size});
   }
   auto add_offsets = [&](const auto& views) {
     for (const auto& [slot, view] : views) {
       if (!view.runtime_offset) continue;
-      buffers.push_back(scalar_buffer(reinterpret_cast<const unsigned char*>(&view.offset),
-                                      sizeof(int64_t), hlo::ElementType::kS64, device_index_));
+      const auto* bytes = reinterpret_cast<const unsigned char*>(&view.offset);
+      values.push_back(
+          {scalar_buffer(bytes, sizeof(int64_t), hlo::ElementType::kS64, device_index_), bytes,
+           sizeof(int64_t)});
     }
   };
   add_offsets(inputs_);
   add_offsets(outputs_);
-  return buffers;
+  return values;
 }
 
 void TensorProgram::defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const {
@@ -433,6 +438,7 @@ void TensorProgram::defer_zeros(DeviceStorage& storage, hlo::ElementType wanted)
 
 void TensorProgram::defer(Lowering lower) {
   auto write_locks = lock_written_storages();
+  fixed_offsets_ = open_region_records(device_index_);
   OpNode node;
   using Param = OpNode::Param;
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -447,16 +453,16 @@ void TensorProgram::defer(Lowering lower) {
     node.params.push_back({Param::Kind::kStorageBase, slot.storage, first_type, nullptr});
   }
   plan_views_and_writes();
-  for (pjrt::BufferPtr& buffer : runtime_value_buffers()) {
-    node.params.push_back(
-        {Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8, std::move(buffer)});
+  for (RuntimeValue& v : runtime_values()) {
+    node.params.push_back(Param::runtime_value(std::move(v.buffer), v.bytes, v.size));
   }
   if (index_check_op_ != nullptr) {
     node.params.push_back({Param::Kind::kIndexStatus});
     const int64_t id = intern_op_name(index_check_op_, index_error_class_);
-    node.params.push_back({Param::Kind::kBuffer, nullptr, hlo::ElementType::kU8,
-                           scalar_buffer(reinterpret_cast<const unsigned char*>(&id), sizeof(id),
-                                         hlo::ElementType::kS64, device_index_)});
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&id);
+    node.params.push_back(Param::runtime_value(
+        scalar_buffer(bytes, sizeof(id), hlo::ElementType::kS64, device_index_), bytes,
+        sizeof(id)));
     node.updates_index_status = true;
   }
   node.function = &FragmentCache::get().find_or_lower(
@@ -481,7 +487,7 @@ void TensorProgram::run_now(Lowering lower) {
     slot.base_count = slot.storage->element_count();
   }
   plan_views_and_writes();
-  for (pjrt::BufferPtr& buffer : runtime_value_buffers()) args.push_back(std::move(buffer));
+  for (RuntimeValue& v : runtime_values()) args.push_back(std::move(v.buffer));
 
   auto exe = ExecutableCache::get().get_or_compile(
       build_key(),

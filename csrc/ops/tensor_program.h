@@ -46,14 +46,16 @@ struct ViewArg {
   bool neg;
   // Whether the program takes `offset` as a runtime s64 argument: every
   // view that does not reach its whole storage (set by TensorProgram::run;
-  // a view spanning the whole storage can only start at 0). The offset is
-  // never part of the key, so `x[i]` is one program for every i.
+  // a view spanning the whole storage can only start at 0), so `x[i]` is one
+  // program for every i; except in a region that records itself for
+  // torch.compile, whose views stay where they are (the offset is then part
+  // of the key).
   bool runtime_offset = false;
 
   explicit ViewArg(const at::Tensor& t);
   hlo::StridedView strided() const;
   // Appends bytes that identify the view to an executable cache key (its
-  // offset excluded).
+  // offset only when it is not a runtime argument).
   void append_key(std::string& key) const;
 };
 
@@ -132,7 +134,14 @@ class TensorProgram {
   void lower_into(hlo::Builder& b, Lowering lower) const;
   WriteLocks lock_written_storages() const;
   hlo::ElementType first_view_type(int slot) const;
-  c10::SmallVector<pjrt::BufferPtr, 8> runtime_value_buffers() const;
+  // A runtime scalar or offset: its device buffer and its host bytes
+  // (pointing into this program).
+  struct RuntimeValue {
+    pjrt::BufferPtr buffer;
+    const unsigned char* bytes;
+    size_t size;
+  };
+  c10::SmallVector<RuntimeValue, 8> runtime_values() const;
   void run_now(Lowering lower);
   void defer(Lowering lower);
   void defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const;
@@ -147,6 +156,7 @@ class TensorProgram {
   c10::SmallVector<std::pair<int, ViewArg>, 2> outputs_;
   std::vector<at::Tensor> output_tensors_;  // kept only for TORCH_TPU_DEBUG_NAN
   const char* index_check_op_ = nullptr;    // set by report_findings()
+  bool fixed_offsets_ = false;              // views at fixed offsets (see ViewArg::runtime_offset)
   IndexErrorClass index_error_class_ = IndexErrorClass::kIndexError;
 };
 

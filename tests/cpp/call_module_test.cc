@@ -77,6 +77,41 @@ TEST(CallModule, ThreadsValuesBetweenCallsAndReturnsTheChosenOnes) {
   EXPECT_EQ(first, (std::vector<float>{8, 16, 26}));
 }
 
+// (v, s, keep) -> keep ? v * s : v
+hlo::CalledFunction scale_if() {
+  hlo::Builder b;
+  auto v = b.parameter(kVec);
+  auto s = b.parameter({hlo::ElementType::kF32, {}});
+  auto keep = b.parameter({hlo::ElementType::kPred, {3}});
+  b.set_results({b.select(keep, b.binary("multiply", v, b.splat(s, {3})), v)});
+  return lowered("op2", b);
+}
+
+TEST(CallModule, ConstantParametersAreDefinedInMainAndNotTaken) {
+  const hlo::CalledFunction f = scale_if();
+  hlo::CallSequence seq;
+  seq.params = {kVec, {hlo::ElementType::kF32, {}}, {hlo::ElementType::kPred, {3}}};
+  seq.calls.push_back({&f, {{-1, 0}, {-1, 1}, {-1, 2}}});
+  seq.results = {{0, 0}};
+  const float scale = 2.5f;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&scale);
+  seq.constants[1] = std::vector<unsigned char>(bytes, bytes + sizeof(scale));
+  seq.constants[2] = {1, 0, 1};
+  const std::string text = hlo::call_module_text(seq);
+
+  auto c = plugin_client();
+  auto exe = c->compile(text, pjrt::single_device_compile_options());
+  std::vector<float> x{1, 2, 3};
+  auto arg = c->buffer_from_host(x.data(), PJRT_Buffer_Type_F32, {3}, c->devices().at(0),
+                                 pjrt::HostSemantics::kCopyDuringCall)
+                 .buffer;
+  auto result = exe->execute({arg->raw()}, c->devices().at(0).raw);  // the one parameter left
+  result.done->await();
+  std::vector<float> out(3);
+  result.outputs.at(0)->to_host_async(out.data(), sizeof(float) * 3)->await();
+  EXPECT_EQ(out, (std::vector<float>{2.5f, 2, 7.5f}));
+}
+
 TEST(CallModule, RejectsArgumentsOfTheWrongTypeOrCount) {
   const hlo::CalledFunction g = minus_one();
   hlo::CallSequence seq;
