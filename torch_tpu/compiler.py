@@ -51,35 +51,35 @@ class _Graph:
         self.recordings: Dict[Tuple, Optional[object]] = {}
 
     @staticmethod
-    def _signature(args: Sequence) -> Tuple[Optional[Tuple], int, List]:
-        """(key of the non-tensor arguments or None when the call cannot be
-        replayed, device index, the tensor arguments with None elsewhere)."""
-        device = None
+    def _signature(args: Sequence) -> Tuple[Optional[Tuple], List]:
+        """(key of the non-tensor arguments, or None when the call cannot be
+        replayed; the tensor arguments with None elsewhere). Runs on every
+        call, so it only sorts the arguments: where the tensors live is
+        checked by replay (C++), which refuses tensors off the recording's
+        device, and by the capture, which records nothing then."""
         tensors: List = []
         key = []
         for a in args:
             if isinstance(a, torch.Tensor):
-                if a.device.type != "tpu" or (device is not None and a.device.index != device):
-                    return None, -1, []
-                device = a.device.index
                 tensors.append(a)
-            elif a is None or isinstance(a, (bool, int, float)):
+            elif a is None or type(a) in (bool, int, float):
                 key.append((type(a), a))
                 tensors.append(None)
             else:
-                return None, -1, []
-        if device is None:
-            return None, -1, []
-        return tuple(key), device, tensors
+                return None, []
+        return tuple(key), tensors
 
     def __call__(self, args: List):
-        key, device, tensors = self._signature(args)
+        key, tensors = self._signature(args)
         recorded = self.recordings.get(key) if key is not None else None
         if recorded is not None:
             outputs = recorded.replay(tensors)
             if outputs is not None:
                 args.clear()
                 return outputs
+        device = next((t.device for t in tensors if t is not None), None)
+        if device is None or device.type != "tpu":
+            key = None  # nothing on tpu to record
         record = key is not None and key not in self.recordings and (
             len(self.recordings) < _MAX_RECORDINGS_PER_GRAPH)
         # The mode switch on entry runs whatever the caller left pending, and
@@ -89,7 +89,7 @@ class _Graph:
             if not record:
                 return self.gm(*args)
             rng_before = torch.tpu.get_rng_state(device)
-            capture = _C._GraphCapture(device, tensors)
+            capture = _C._GraphCapture(device.index, tensors)
             outputs = self.gm(*args)
             outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
             replayable = all(o is None or isinstance(o, torch.Tensor) for o in outs)
