@@ -205,6 +205,28 @@ def test_a_recorded_graph_takes_its_fixed_values_as_constants(tmp_path):
     assert "dynamic_slice" not in program and "stablehlo.pad" not in program
 
 
+def test_python_numbers_of_every_dtype_are_constants_of_the_replayed_program():
+    # Each Python number below becomes a constant of the recorded program in
+    # its operand's dtype (raw bytes; bool spelled out): replays match CPU.
+    def f(i8, b, c, h, bf, l, u, d):
+        return [i8 + 3, i8 * -2, b.masked_fill(b, False) | True, torch.where(b, 1.5, -2.0),
+                c * (1 + 2j), c + 0.5j, h * 0.5 + 1, bf + 1.5, l * 7 - 3, u + 200, d * 1e-300,
+                (l > 5) & b, torch.full_like(h, 3.25), i8.clamp(min=-3, max=4), l // 3]
+
+    cf = torch.compile(f, backend="tpu")
+    before = debug.metrics()["graph_replays"]
+    for _ in range(3):
+        args = [torch.randint(-100, 100, (5,), dtype=torch.int8), torch.rand(5) > 0.5,
+                torch.randn(5, dtype=torch.complex64), torch.randn(5).half(),
+                torch.randn(5).bfloat16(), torch.randint(-10, 10, (5,)),
+                torch.randint(0, 255, (5,), dtype=torch.uint8),
+                torch.randn(5, dtype=torch.float64)]
+        got = cf(*[a.to(DEV) for a in args])
+        for g, w in zip(got, f(*args)):
+            torch.testing.assert_close(g.cpu(), w)
+    assert debug.metrics()["graph_replays"] - before == 2
+
+
 def test_random_ops_are_never_replayed_with_the_same_numbers():
     def f(x):
         return F.dropout(x, 0.5, training=True) + torch.rand_like(x)
