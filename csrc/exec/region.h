@@ -89,6 +89,9 @@ void cut_regions(int device_index, CutReason reason);
 // captured graph through it (exec/captured_graph.h).
 struct RegionRecord {
   pjrt::ExecutablePtr executable;
+  // The program's parameters, in order. The runtime values the recording
+  // saw (scalars, view offsets) are constants of its program, not among
+  // them; a value given without its bytes stays a parameter.
   struct Param {
     // A storage's contents of `type` (storage non-null), a runtime value
     // (`buffer`), or the device's index status (neither).
