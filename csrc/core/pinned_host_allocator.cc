@@ -2,7 +2,6 @@
 
 #include <c10/core/impl/alloc_cpu.h>
 
-#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -42,7 +41,7 @@ void PinnedHostAllocator::release(void* ptr) {
 }
 
 void PinnedHostAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
-  std::memcpy(dest, src, count);
+  default_copy_data(dest, src, count);
 }
 
 bool PinnedHostAllocator::owns(const void* ptr) const {
