@@ -168,6 +168,50 @@ def test_results_computed_before_an_in_place_write_keep_the_old_values():
     torch.testing.assert_close(x.cpu(), x_cpu)
 
 
+def _long_work(x):
+    """Device work that takes about 0.1-1 s on the CPU plugin."""
+    y = x
+    for _ in range(4):
+        y = (y @ x) * 0.001
+    return y
+
+
+@torch.compile(backend="tpu")
+def _bump_in_place(t):
+    t.add_(1)
+
+
+@pytest.mark.parametrize("write", ["strict", "compiled graph"])
+def test_an_in_place_write_behind_long_work_returns_before_the_work_ends(write):
+    # The write donates a buffer the long work has still to produce. Dropping
+    # the handle of a donated buffer waits in PJRT until the program took the
+    # donation (it starts only after the long work): the launch hands that
+    # handle to a release thread instead, so the host runs ahead.
+    x_cpu = torch.randn(1024, 1024)
+    x = x_cpu.to("tpu")
+    bump = (lambda t: t.add_(1)) if write == "strict" else _bump_in_place
+    warm = _long_work(x)
+    bump(warm)  # compiles (and records the graph)
+    bump(warm)
+    torch.tpu.synchronize()
+
+    y = _long_work(x)
+    behind = torch.tpu.Event()
+    behind.record()
+    _, delta = _metrics_delta_unsynchronized(lambda: bump(y))
+    assert not behind.query(), "the in-place write waited for the work launched before it"
+    assert delta["donated_buffers"] == 1, delta
+    torch.tpu.synchronize()
+    torch.testing.assert_close(y.cpu(), _long_work(x_cpu) + 1, rtol=1e-4, atol=1e-4)
+
+
+def _metrics_delta_unsynchronized(fn):
+    before = debug.metrics()
+    result = fn()
+    after = debug.metrics()
+    return result, {k: after[k] - before.get(k, 0) for k in after}
+
+
 def test_storages_sharing_one_buffer_are_never_donated():
     # A whole-storage copy shares the source's immutable buffer (the
     # allocator's copy_data, reached by copy-on-write storage clones); a

@@ -223,7 +223,7 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
     donations.offer(storages[sources_[param].input], args[param], param);
   }
   std::vector<pjrt::BufferPtr> results =
-      launch(*record_.executable, args, device_index_, donations.kept());
+      launch(*record_.executable, args, device_index_, donations.kept(), donations.donated());
   if (status) {
     status->set_result(std::move(results.back()));
     results.pop_back();

@@ -16,6 +16,7 @@ LaunchDonations::~LaunchDonations() {
 void LaunchDonations::offer(DeviceStorage* storage, const pjrt::BufferPtr& held, int64_t arg) {
   if (may_donate_ && storage->begin_donation(held)) {
     donating_.push_back(storage);
+    donated_.push_back(arg);
     Metrics::get().donated_buffers++;
   } else {
     kept_.push_back(arg);

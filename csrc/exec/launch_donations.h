@@ -34,6 +34,8 @@ class LaunchDonations {
   void offer(DeviceStorage* storage, const pjrt::BufferPtr& held, int64_t arg);
   // The arguments not donated, ascending (launch()'s `non_donatable`).
   c10::ArrayRef<int64_t> kept();
+  // The arguments donated (launch()'s `donated`).
+  c10::ArrayRef<int64_t> donated() const { return donated_; }
   // Every donating storage got its new buffer (set_buffer ended its
   // donation). Called before the write mutexes are released: ending a
   // donation later could end another writer's.
@@ -43,6 +45,7 @@ class LaunchDonations {
   const bool may_donate_;
   c10::SmallVector<DeviceStorage*, 4> donating_;
   c10::SmallVector<int64_t, 4> kept_;
+  c10::SmallVector<int64_t, 4> donated_;
 };
 
 }  // namespace torch_tpu

@@ -15,6 +15,7 @@
 #include "exec/executable_cache.h"
 #include "exec/region.h"
 #include "hlo/builder.h"
+#include "pjrt/deferred_release.h"
 
 namespace torch_tpu {
 namespace {
@@ -32,7 +33,8 @@ namespace {
 
 std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
                                     c10::ArrayRef<pjrt::BufferPtr> args, int device_index,
-                                    c10::ArrayRef<int64_t> non_donatable) {
+                                    c10::ArrayRef<int64_t> non_donatable,
+                                    c10::ArrayRef<int64_t> donated) {
   c10::SmallVector<PJRT_Buffer*, 8> raw;
   for (const auto& a : args) raw.push_back(a->raw());
   const auto& device = Runtime::get().device(device_index);
@@ -51,6 +53,12 @@ std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
       rethrow(e, "execute");
     }
     return result.outputs;
+  }
+  if (!donated.empty()) {
+    std::vector<pjrt::BufferPtr> handles;
+    handles.reserve(donated.size());
+    for (int64_t i : donated) handles.push_back(args[i]);
+    pjrt::release_when_done(result.done, std::move(handles));
   }
   track_completion(device_index, std::move(result.done));
   return result.outputs;

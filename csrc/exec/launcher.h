@@ -20,10 +20,14 @@
 namespace torch_tpu {
 
 // Arguments the program aliases to results are donated, except those whose
-// indices are in `non_donatable` (sorted ascending).
+// indices are in `non_donatable` (sorted ascending). `donated` names the
+// donated ones the caller may hold the last handles of: the launch keeps
+// them until the program is done and drops them off this thread, so that
+// dropping them here never waits for the device (pjrt/deferred_release.h).
 std::vector<pjrt::BufferPtr> launch(const pjrt::LoadedExecutable& exe,
                                     c10::ArrayRef<pjrt::BufferPtr> args, int device_index,
-                                    c10::ArrayRef<int64_t> non_donatable = {});
+                                    c10::ArrayRef<int64_t> non_donatable = {},
+                                    c10::ArrayRef<int64_t> donated = {});
 
 // Blocks until all work launched on the device so far has finished; raises
 // the first asynchronous error, if any.

@@ -364,8 +364,10 @@ void Region::execute() {
   }
   // A storage's old buffer is donated when only this region still holds it.
   c10::SmallVector<int64_t, 4> keep;
+  c10::SmallVector<int64_t, 4> donated;
   for (const auto& [param, result] : seq_.aliases) {
     if (param_buffers_[param].use_count() == 1) {
+      donated.push_back(position[param]);
       m.donated_buffers++;
     } else {
       keep.push_back(position[param]);
@@ -378,7 +380,7 @@ void Region::execute() {
   for (size_t i = 0; i < seq_.params.size(); ++i) {
     if (position[i] >= 0) args.push_back(param_buffers_[i]);
   }
-  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, keep);
+  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, keep, donated);
   args.clear();
   if (status) {
     status->set_result(std::move(results.back()));

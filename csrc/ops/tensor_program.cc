@@ -509,7 +509,8 @@ void TensorProgram::run_now(Lowering lower) {
   for (const auto& slot : slots_) {
     if (slot.aliased()) donations.offer(slot.storage, args[slot.arg_index], slot.arg_index);
   }
-  std::vector<pjrt::BufferPtr> results = launch(*exe, args, device_index_, donations.kept());
+  std::vector<pjrt::BufferPtr> results =
+      launch(*exe, args, device_index_, donations.kept(), donations.donated());
   if (index_status) {
     index_status->set_result(std::move(results.back()));
     results.pop_back();
