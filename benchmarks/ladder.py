@@ -1,10 +1,13 @@
 """One GPT training step in five executors, side by side in one run:
 PyTorch CPU eager, PyTorch Inductor on CPU tensors, tpu Strict, tpu
 DeferAndFuse and tpu compiled (`torch.compile(backend="tpu")`), at a small
-and a mid size.
+and a mid size; and, for reference, the same step written in JAX as one XLA
+program on the same PJRT plugin (benchmarks/xla_floor.py, "jax"): what XLA
+makes of the whole step with no PyTorch and no program boundaries, so
+"strict/jax" is the ceiling of "strict/compiled" on this machine.
 
 Run: python benchmarks/ladder.py [--repeats 5] [--steps 3] [--sizes small,mid]
-     [--no-inductor]
+     [--no-inductor] [--no-jax]
 
 A step is forward, cross-entropy, backward, clip_grad_norm_(1.0) and an
 AdamW update (the default for-each implementation: many small ops, the case
@@ -21,6 +24,7 @@ faster than Inductor (issue 12, "strict/compiled", "inductor/compiled").
 """
 
 import argparse
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -105,6 +109,31 @@ class Trainer:
         return (debug.metrics()["executions"] - before) / steps
 
 
+class JaxFloor:
+    """benchmarks/xla_floor.py's JAX step, served by a child process on the
+    PJRT plugin torch_tpu loaded; timed like a Trainer (the parent waits
+    while the child runs)."""
+
+    def __init__(self, size):
+        plugin = torch.tpu.get_device_properties(0).plugin_path
+        script = Path(__file__).resolve().parent / "xla_floor.py"
+        dims = ",".join(str(n) for n in SIZES[size])
+        self.proc = subprocess.Popen([sys.executable, str(script), "serve", dims, plugin],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{script} did not start (exit code {self.proc.wait()})")
+
+    def run(self, steps):
+        self.proc.stdin.write(f"{steps}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
@@ -112,15 +141,20 @@ def main():
     parser.add_argument("--sizes", default="small,mid")
     parser.add_argument("--no-inductor", action="store_true",
                         help="skip the Inductor-on-CPU column (its C++ compile takes minutes)")
+    parser.add_argument("--no-jax", action="store_true",
+                        help="skip the JAX one-program reference column")
     args = parser.parse_args()
     import torch_tpu  # noqa: F401  (registers the device)
 
-    columns = ["cpu", "inductor", "strict", "defer", "compiled"]
+    columns = ["cpu", "inductor", "strict", "defer", "compiled", "jax"]
     if args.no_inductor:
         columns.remove("inductor")
+    if args.no_jax:
+        columns.remove("jax")
     print("times in ms per step; a ratio a/b is column a's time over column b's")
     header = f"{'size':<6}" + "".join(f"{c + ' ms':>13}" for c in columns)
     header += f"{'strict/defer':>13}{'strict/compiled':>16}{'inductor/compiled':>18}"
+    header += f"{'strict/jax':>11}{'jax/compiled':>13}"
     header += f"{'launches strict':>16}{'defer':>7}{'compiled':>9}"
     print(header)
     for size in args.sizes.split(","):
@@ -130,6 +164,7 @@ def main():
             "strict": lambda: Trainer("tpu", "strict", size),
             "defer": lambda: Trainer("tpu", "defer_and_fuse", size),
             "compiled": lambda: Trainer("tpu", "strict", size, backend="tpu"),
+            "jax": lambda: JaxFloor(size),
         }
         trainers = {name: make[name]() for name in columns}
         for t in trainers.values():
@@ -144,8 +179,12 @@ def main():
         row += f"{best['strict'] / best['compiled']:>15.2f}x"
         inductor = best.get("inductor")
         row += f"{inductor / best['compiled']:>17.2f}x" if inductor else f"{'-':>18}"
+        jax = best.get("jax")
+        row += f"{best['strict'] / jax:>10.2f}x{jax / best['compiled']:>12.2f}x" if jax else f"{'-':>11}{'-':>13}"
         row += f"{launches['strict']:>16.1f}{launches['defer']:>7.1f}{launches['compiled']:>9.1f}"
         print(row, flush=True)
+        if "jax" in trainers:
+            trainers["jax"].close()
 
 
 if __name__ == "__main__":
