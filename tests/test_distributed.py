@@ -29,7 +29,8 @@ def torchrun(script, *args, nproc=2, timeout=300, **env_overrides):
 
 COLLECTIVE_CHECKS = ["all_gather, gather, scatter", "all_reduce dtypes and ops", "all_to_all",
                      "async work and barrier", "broadcast and reduce", "mismatched calls raise",
-                     "object collectives", "reduce_scatter", "send/recv", "views"]
+                     "object collectives", "reduce_scatter", "send/recv", "views",
+                     "point-to-point patterns", "mismatched send/recv raises"]
 
 
 @pytest.mark.parametrize("nproc", [2, 4])

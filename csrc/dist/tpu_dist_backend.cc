@@ -2,6 +2,7 @@
 
 #include "dist/collective_check.h"
 #include "dist/host_staging.h"
+#include "dist/p2p_envelope.h"
 #include "dist/staged_work.h"
 
 namespace torch_tpu::dist {
@@ -59,6 +60,11 @@ bool identity_on_one_rank(int size, const c10d::ReduceOp& op) {
   return size == 1 && op.op_ != c10d::ReduceOp::PREMUL_SUM;
 }
 
+// Point-to-point ops move one tensor (as Gloo's do).
+void check_single(const std::vector<at::Tensor>& tensors, const char* op) {
+  TORCH_CHECK(tensors.size() == 1, "tpu_dist ", op, " takes a single tensor, got ", tensors.size());
+}
+
 std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& lists) {
   std::vector<at::Tensor> all;
   for (const auto& list : lists) all.insert(all.end(), list.begin(), list.end());
@@ -71,6 +77,7 @@ TpuDistBackend::TpuDistBackend(c10::intrusive_ptr<c10d::Backend> engine, int ran
     : c10d::Backend(rank, size), engine_(std::move(engine)) {
   TORCH_CHECK(engine_, "tpu_dist: no engine backend");
   check_ = std::make_unique<CollectiveCheck>(*engine_, rank, size);
+  sequences_ = std::make_shared<P2PSequences>();
 }
 
 void TpuDistBackend::setTimeout(std::chrono::milliseconds timeout) { engine_->setTimeout(timeout); }
@@ -258,25 +265,25 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::alltoall(std::vector<at::Tensor>&
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::send(std::vector<at::Tensor>& tensors, int dst_rank,
                                                     int tag) {
+  check_single(tensors, "send");
   return staged("send", c10d::OpType::SEND, rank_, tensors, [&](HostStaging& s) {
-    auto host = s.inputs(tensors);
-    return engine_->send(host, dst_rank, tag);
+    return send_enveloped(engine_, *sequences_, s.input(tensors.front()), rank_, dst_rank, tag);
   });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::recv(std::vector<at::Tensor>& tensors, int src_rank,
                                                     int tag) {
+  check_single(tensors, "recv");
   return staged("recv", c10d::OpType::RECV, rank_, tensors, [&](HostStaging& s) {
-    auto host = s.outputs(tensors);
-    return engine_->recv(host, src_rank, tag);
+    return recv_enveloped(engine_, sequences_, s.output(tensors.front()), rank_, src_rank, tag);
   });
 }
 
 c10::intrusive_ptr<c10d::Work> TpuDistBackend::recvAnysource(std::vector<at::Tensor>& tensors,
                                                              int tag) {
+  check_single(tensors, "recv");
   return staged("recv", c10d::OpType::RECVANYSOURCE, rank_, tensors, [&](HostStaging& s) {
-    auto host = s.outputs(tensors);
-    return engine_->recvAnysource(host, tag);
+    return recv_enveloped(engine_, sequences_, s.output(tensors.front()), rank_, -1, tag);
   });
 }
 

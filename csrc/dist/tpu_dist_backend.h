@@ -11,6 +11,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "dist/collective_check.h"
+#include "dist/p2p_envelope.h"
 
 namespace torch_tpu::dist {
 
@@ -76,6 +77,9 @@ class TpuDistBackend : public c10d::Backend {
  private:
   c10::intrusive_ptr<c10d::Backend> engine_;
   std::unique_ptr<CollectiveCheck> check_;
+  // Point-to-point envelopes' sequence numbers (shared with pending recvs'
+  // threads, which may outlive a call).
+  std::shared_ptr<P2PSequences> sequences_;
 };
 
 }  // namespace torch_tpu::dist

@@ -197,6 +197,69 @@ def check_point_to_point():
     passed("send/recv")
 
 
+def check_point_to_point_patterns():
+    peer = (RANK + 1) % WORLD
+    prev = (RANK - 1) % WORLD
+    # irecv posted before a blocking send that the peer can only finish
+    # once this rank's recv takes its payload (no wait() on the irecv yet)
+    got = torch.empty(5, device=DEV)
+    work = dist.irecv(got, src=prev)
+    dist.send(value(RANK, (5,)).to(DEV), dst=peer)
+    work.wait()
+    close(got, value(prev, (5,)), "irecv before send")
+    # several messages from one peer on one tag, of different sizes, waited
+    # for in reverse order: each lands in its own tensor
+    sizes = [2, 7, 3]
+    sends = [dist.isend(value(RANK, (n,), salt=n).to(DEV), dst=peer) for n in sizes]
+    gots = [torch.empty(n, device=DEV) for n in sizes]
+    recvs = [dist.irecv(g, src=prev) for g in gots]
+    for w in reversed(recvs + sends):
+        w.wait()
+    for n, g in zip(sizes, gots):
+        close(g, value(prev, (n,), salt=n), f"message of {n} in order")
+    # from any source: rank 0 takes one message from every other rank
+    if RANK == 0:
+        seen = set()
+        for _ in range(WORLD - 1):
+            got = torch.empty(4, device=DEV)
+            src = dist.recv(got)
+            close(got, value(src, (4,)), "recv from any source")
+            seen.add(src)
+        assert seen == set(range(1, WORLD)), seen
+    else:
+        dist.send(value(RANK, (4,)).to(DEV), dst=0)
+    dist.barrier()
+    passed("point-to-point patterns")
+
+
+def check_point_to_point_mismatch_raises():
+    # Gloo aborts a process that receives a message larger than its tensor;
+    # tpu_dist raises on the receiving rank and leaves the tensor alone.
+    if RANK == 0:
+        dist.send(value(0, (3,)).to(DEV), dst=1)
+        dist.send(value(0, (3,)).to(DEV), dst=1)
+    elif RANK == 1:
+        for n in (2, 4):
+            got = torch.full((n,), -1.0, device=DEV)
+            try:
+                dist.recv(got, src=0)
+            except RuntimeError as e:
+                assert "tpu_dist recv" in str(e) and "3 elements of Float" in str(e), str(e)
+                assert f"{n} elements of Float" in str(e), str(e)
+            else:
+                raise AssertionError(f"recv of 3 elements into {n} did not raise")
+            close(got, torch.full((n,), -1.0), "tensor left as it was")
+    # the pair still works afterwards
+    if RANK == 0:
+        dist.send(value(0, (3,)).to(DEV), dst=1)
+    elif RANK == 1:
+        got = torch.empty(3, device=DEV)
+        dist.recv(got, src=0)
+        close(got, value(0, (3,)), "send/recv after a mismatch")
+    dist.barrier()
+    passed("mismatched send/recv raises")
+
+
 def check_async_work():
     x = value(RANK, (64,)).to(DEV)
     work = dist.all_reduce(x, async_op=True)
@@ -254,6 +317,7 @@ def main():
     start = time.time()
     for check in (check_all_reduce, check_views, check_broadcast_reduce, check_gathers,
                   check_reduce_scatter, check_all_to_all, check_point_to_point,
+                  check_point_to_point_patterns, check_point_to_point_mismatch_raises,
                   check_async_work, check_objects, check_mismatch_raises):
         check()
     finish()
