@@ -22,10 +22,11 @@ import torch_tpu  # noqa: F401
 from torch_tpu import debug
 
 
-def _metrics_delta(fn):
+def _metrics_delta(fn, synchronize=True):
     before = debug.metrics()
     result = fn()
-    torch.tpu.synchronize()
+    if synchronize:
+        torch.tpu.synchronize()
     after = debug.metrics()
     return result, {k: after[k] - before.get(k, 0) for k in after}
 
@@ -210,18 +211,11 @@ def test_an_in_place_write_behind_long_work_returns_before_the_work_ends(write):
     y = _long_work(x, rounds)
     behind = torch.tpu.Event()
     behind.record()
-    _, delta = _metrics_delta_unsynchronized(lambda: bump(y))
+    _, delta = _metrics_delta(lambda: bump(y), synchronize=False)
     assert not behind.query(), "the in-place write waited for the work launched before it"
     assert delta["donated_buffers"] == 1, delta
     torch.tpu.synchronize()
     torch.testing.assert_close(y.cpu(), _long_work(x_cpu, rounds) + 1, rtol=1e-3, atol=1e-3)
-
-
-def _metrics_delta_unsynchronized(fn):
-    before = debug.metrics()
-    result = fn()
-    after = debug.metrics()
-    return result, {k: after[k] - before.get(k, 0) for k in after}
 
 
 def test_storages_sharing_one_buffer_are_never_donated():
