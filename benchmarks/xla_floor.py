@@ -1,9 +1,12 @@
 """The ladder's GPT training step written directly in JAX, jitted into ONE
 XLA program, and run through the same PJRT plugin torch_tpu uses: what XLA
 itself makes of the whole step on this device, with no PyTorch, no Dynamo
-and no program boundaries. No executor built on XLA (Strict, DeferAndFuse,
-`torch.compile(backend="tpu")`) can beat it by much, so `strict / jax` is the
-ceiling of `strict / compiled` on this machine.
+and no program boundaries. A reference, not a proven floor: where the step
+is small and its cost is per-kernel overhead, an executor built on XLA
+(Strict, DeferAndFuse, `torch.compile(backend="tpu")`) has little left to
+win over it, so `strict / jax` shows how far `strict / compiled` can go
+there; at larger sizes the program JAX emits can be the slower one (on the
+CPU plugin the ladder's mid size runs faster compiled than here).
 
 benchmarks/ladder.py starts this file as a child process (`serve`) and times
 it between its own executors, so machine noise hits all columns alike:
