@@ -10,6 +10,12 @@ reference for how far "strict/compiled" can go at the small size
 Run: python benchmarks/ladder.py [--repeats 5] [--steps 3] [--sizes small,mid]
      [--no-inductor] [--no-jax]
 
+Where the torch build has CUDA and a GPU is there (a CUDA torch on a GPU
+machine, where tpu runs on the XLA CUDA plugin), two more columns time the
+same step in PyTorch's own CUDA eager ("cuda") and Inductor on CUDA
+("inductor-cuda"), the anchors tpu on that GPU is measured against
+("cuda/compiled", "inductor-cuda/compiled").
+
 A step is forward, cross-entropy, backward, clip_grad_norm_(1.0) and an
 AdamW update (the default for-each implementation: many small ops, the case
 DeferAndFuse is for). Each executor is warmed up for three steps (tpu
@@ -94,6 +100,13 @@ class Trainer:
             for _ in range(steps):
                 self._step()
             return (time.perf_counter() - start) / steps
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(steps):
+                self._step()
+            torch.cuda.synchronize()
+            return (time.perf_counter() - start) / steps
         with torch_tpu.eager_mode(self.mode):
             torch.tpu.synchronize()
             start = time.perf_counter()
@@ -152,16 +165,26 @@ def main():
         columns.remove("inductor")
     if args.no_jax:
         columns.remove("jax")
+    cuda_columns = ["cuda"] + ([] if args.no_inductor else ["inductor-cuda"])
+    if torch.cuda.is_available():
+        columns[1:1] = cuda_columns
+        print(f"cuda: {torch.cuda.get_device_name(0)} (torch {torch.__version__}); "
+              f"tpu: {torch.tpu.get_device_properties(0).name} "
+              f"({torch.tpu.get_device_properties(0).platform})")
     print("times in ms per step; a ratio a/b is column a's time over column b's")
     header = f"{'size':<6}" + "".join(f"{c + ' ms':>13}" for c in columns)
     header += f"{'strict/defer':>13}{'strict/compiled':>16}{'inductor/compiled':>18}"
     header += f"{'strict/jax':>11}{'jax/compiled':>13}"
+    if "cuda" in columns:
+        header += "".join(f"{c + '/compiled':>{len(c) + 11}}" for c in cuda_columns)
     header += f"{'launches strict':>16}{'defer':>7}{'compiled':>9}"
     print(header)
     for size in args.sizes.split(","):
         make = {
             "cpu": lambda: Trainer("cpu", "strict", size),
             "inductor": lambda: Trainer("cpu", "strict", size, backend="inductor"),
+            "cuda": lambda: Trainer("cuda", "strict", size),
+            "inductor-cuda": lambda: Trainer("cuda", "strict", size, backend="inductor"),
             "strict": lambda: Trainer("tpu", "strict", size),
             "defer": lambda: Trainer("tpu", "defer_and_fuse", size),
             "compiled": lambda: Trainer("tpu", "strict", size, backend="tpu"),
@@ -185,6 +208,8 @@ def main():
             row += f"{best['strict'] / jax:>10.2f}x{jax / best['compiled']:>12.2f}x"
         else:
             row += f"{'-':>11}{'-':>13}"
+        if "cuda" in columns:
+            row += "".join(f"{best[c] / best['compiled']:>{len(c) + 10}.2f}x" for c in cuda_columns)
         row += f"{launches['strict']:>16.1f}{launches['defer']:>7.1f}{launches['compiled']:>9.1f}"
         print(row, flush=True)
         if "jax" in trainers:
