@@ -95,17 +95,13 @@ class Trainer:
         """Seconds per step over `steps` steps."""
         import torch_tpu
 
-        if self.device == "cpu":
+        if self.device in ("cpu", "cuda"):
+            sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
+            sync()
             start = time.perf_counter()
             for _ in range(steps):
                 self._step()
-            return (time.perf_counter() - start) / steps
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(steps):
-                self._step()
-            torch.cuda.synchronize()
+            sync()
             return (time.perf_counter() - start) / steps
         with torch_tpu.eager_mode(self.mode):
             torch.tpu.synchronize()
