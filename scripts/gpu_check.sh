@@ -20,6 +20,13 @@
 # step failed. Without a GPU it runs the same steps on the CPU plugin, which
 # is how it is kept working (tests/test_gpu_check.py runs --quick).
 #
+# On a machine that reaches no package index but whose image already has a
+# torch, the CUDA plugin and NVIDIA's libraries (the lent GPU machines here),
+# bring pjrt_c_api.h along (from xla-cpu-pjrt's include/) and build against
+# what is installed:
+#   TORCH_TPU_PJRT_INCLUDE_DIR=<dir> TORCH_TPU_SETUP_OFFLINE=1 bash scripts/setup.sh
+#   bash scripts/gpu_check.sh
+#
 # --quick: the smallest run of every step (one test file, a one-step ladder
 # at the small size without Inductor); what the test suite runs.
 set -uo pipefail

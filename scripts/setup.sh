@@ -2,8 +2,18 @@
 # Installs everything torch_tpu needs on a fresh Debian machine with Python
 # 3.11, then builds the extension (incrementally: build/cmake is kept and
 # ccache is used). Safe to re-run.
+#
+# TORCH_TPU_SETUP_OFFLINE=1 installs nothing and builds against what is
+# installed: for a machine that reaches no package index (a lent GPU machine
+# whose image has its own torch and CUDA plugin; the PJRT header is then
+# named by TORCH_TPU_PJRT_INCLUDE_DIR, see CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${TORCH_TPU_SETUP_OFFLINE:-0}" = 1 ]; then
+  python3 -m pip install -q --no-index --no-build-isolation --no-deps -e .
+  exit 0
+fi
 
 # Build tools from Debian: ccache for cheap rebuilds, GoogleTest for the C++
 # runtime tests. Missing apt (or no network) only costs those extras.
