@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 PROMPTS = [
     "Why is the sky blue?",
@@ -162,5 +161,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     main()

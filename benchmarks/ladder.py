@@ -164,9 +164,9 @@ def main():
     cuda_columns = ["cuda"] + ([] if args.no_inductor else ["inductor-cuda"])
     if torch.cuda.is_available():
         columns[1:1] = cuda_columns
+        tpu = torch.tpu.get_device_properties(0)
         print(f"cuda: {torch.cuda.get_device_name(0)} (torch {torch.__version__}); "
-              f"tpu: {torch.tpu.get_device_properties(0).name} "
-              f"({torch.tpu.get_device_properties(0).platform})")
+              f"tpu: {tpu.name} ({tpu.platform})")
     print("times in ms per step; a ratio a/b is column a's time over column b's")
     header = f"{'size':<6}" + "".join(f"{c + ' ms':>13}" for c in columns)
     header += f"{'strict/defer':>13}{'strict/compiled':>16}{'inductor/compiled':>18}"

@@ -85,13 +85,7 @@ if gpu and not os.environ.get("TORCH_TPU_PJRT_PLUGIN") and p.platform not in ("c
 EOF
 }
 
-run_pytest() {
-  python3 -m pytest -q -p no:cacheprovider "$@"
-  local rc=$?
-  # pytest's 5: no test ran, which is no pass.
-  [ $rc -eq 5 ] && echo "gpu_check: pytest collected no tests" >&2
-  return $rc
-}
+source scripts/run_pytest.sh
 
 if [ $quick -eq 1 ]; then
   eager_tests=(tests/test_device.py)
@@ -107,8 +101,8 @@ else
 fi
 
 step properties properties
-step eager_tests run_pytest "${eager_tests[@]}"
-step model_tests run_pytest "${model_tests[@]}"
+step eager_tests run_pytest -p no:cacheprovider "${eager_tests[@]}"
+step model_tests run_pytest -p no:cacheprovider "${model_tests[@]}"
 step ladder python3 benchmarks/ladder.py "${ladder_args[@]}"
 
 echo "== gpu_check summary (logs in $out)"

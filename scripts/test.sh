@@ -14,15 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-run_pytest() {
-  python3 -m pytest -q "$@"
-  local rc=$?
-  if [ $rc -eq 5 ]; then
-    echo "test.sh: pytest collected no tests" >&2
-    return 1
-  fi
-  return $rc
-}
+source scripts/run_pytest.sh
 
 # The sanitized build lives in its own directory (TORCH_TPU_ASAN_BUILD_DIR,
 # default build/asan) and puts the extension in its package/torch_tpu, next
