@@ -35,10 +35,12 @@ from torch._decomp import get_decompositions
 from torch._dynamo.backends.common import aot_autograd
 
 from . import _C
+from . import _padding
+from . import shape_buckets as _buckets
 
 # Distinct non-tensor argument sets recorded per graph (dynamic shapes pass
-# sizes as ints: each set is its own recording).
-_MAX_RECORDINGS_PER_GRAPH = 8
+# sizes as ints: each set, a bucket with bucketing, is its own recording).
+_MAX_RECORDINGS_PER_GRAPH = 32
 
 
 class _Graph:
@@ -159,24 +161,46 @@ def _split_host_part(gm: torch.fx.GraphModule) -> Optional[torch.fx.GraphModule]
     return split
 
 
-def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence) -> Callable:
+def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence,
+                   buckets: Optional[_buckets.Buckets] = None) -> Callable:
+    run = _runner(gm)
+    if buckets is not None and _has_dynamic_sizes(example_inputs):
+        from ._bucketed_graph import BucketedGraph
+
+        plan = _padding.analyze(gm)
+        if isinstance(plan, _padding.Plan):
+            run = BucketedGraph(plan, buckets, _runner(plan.gm), run)
+        else:
+            _buckets.record_refusal(_graph_name(gm), plan)
+
+    def boxed(args: List):
+        return run(args)
+
+    boxed._boxed_call = True  # AOTAutograd's mark for "takes one list"
+    return boxed
+
+
+def _runner(gm: torch.fx.GraphModule) -> Callable[[List], object]:
+    """gm as a callable on its argument list."""
     if any(n.op == "placeholder" and _on_host(n) for n in gm.graph.nodes):
         # CPU inputs: the CPU part (if any) runs as it is, the rest replays.
         parts = _split_host_part(gm) or _DevicePart(gm)
+        return lambda args: parts(*args)
+    return _Graph(gm)
 
-        def run(args: List):
-            return parts(*args)
 
-        run._boxed_call = True
-        return run
+def _has_dynamic_sizes(example_inputs: Sequence) -> bool:
+    for v in example_inputs:
+        if isinstance(v, torch.SymInt):
+            return True
+        if isinstance(v, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in v.shape):
+            return True
+    return False
 
-    graph = _Graph(gm)
 
-    def run(args: List):
-        return graph(args)
-
-    run._boxed_call = True  # AOTAutograd's mark for "takes one list"
-    return run
+def _graph_name(gm: torch.fx.GraphModule) -> str:
+    ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    return f"graph of {len(ops)} ops ({', '.join(ops[:3])}{', ...' if len(ops) > 3 else ''})"
 
 
 def _decompositions():
@@ -189,13 +213,38 @@ def _decompositions():
     ])
 
 
-def _tpu_backend() -> Callable:
+def _tpu_backend(buckets: Optional[_buckets.Buckets]) -> Callable:
+    # Only inference graphs bucket: a training graph's padded activations
+    # would flow into its backward graph, whose masking is not analysed.
+    def inference_compiler(gm, example_inputs):
+        return _compile_graph(gm, example_inputs, buckets)
+
     return aot_autograd(fw_compiler=_compile_graph, bw_compiler=_compile_graph,
+                        inference_compiler=inference_compiler,
                         keep_inference_input_mutations=True,
                         decompositions=_decompositions)
 
 
-# What the entry point names: Dynamo calls it with (graph module, example inputs).
-tpu_backend: Callable = _tpu_backend()
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_UNSET = object()
+
+
+def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence, *, mode: Optional[str] = None,
+                options: Optional[dict] = None) -> Callable:
+    """What the entry point names: Dynamo calls it with (graph module,
+    example inputs) and torch.compile's `mode` and `options`.
+
+    Every mode means the same here (a graph is always one program, replayed
+    without per-op dispatch, which is what "reduce-overhead" asks for).
+    Options: `shape_buckets` (see torch_tpu.shape_buckets)."""
+    if mode not in _MODES:
+        raise ValueError(f"torch.compile(backend='tpu'): unknown mode {mode!r}; expected one of {_MODES[1:]}")
+    options = dict(options or {})
+    spec = options.pop("shape_buckets", _UNSET)
+    if options:
+        raise ValueError(f"torch.compile(backend='tpu'): unknown options {sorted(options)}; "
+                         "the tpu backend takes 'shape_buckets'")
+    buckets = _buckets.get_shape_buckets() if spec is _UNSET else _buckets.parse(spec)
+    return _tpu_backend(buckets)(gm, example_inputs)
 
 __all__: List[str] = ["tpu_backend"]

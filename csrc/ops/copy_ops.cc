@@ -66,15 +66,20 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   copy_on_device(dst, staged, "copy_");
 }
 
-// True when `t` is a contiguous run of at least half of its storage, in the
-// storage's element type: the shape of a data-dependent result (nonzero,
-// masked_select, unique...), whose storage holds a power-of-two bucket of
-// rows. Downloading the whole buffer then costs at most twice the bytes and
-// no program, where compacting first would compile once per result size.
-bool is_large_contiguous_run(const at::Tensor& t) {
+// True when downloading all of `t`'s storage and taking the view on the
+// host beats compacting it on the device first: the view holds at least an
+// eighth of the storage's bytes, or the storage is small (1 MiB). Compacting
+// compiles one program per view shape; these views are the results of
+// data-dependent ops (nonzero, unique...: a power-of-two bucket of rows)
+// and compiled graphs' outputs cut back from their shape bucket, whose
+// shapes change every call, so the download costs at most 8x the bytes and
+// no program.
+bool is_cheap_to_download_whole(const at::Tensor& t) {
+  constexpr size_t kSmallStorageBytes = size_t{1} << 20;
   DeviceStorage* s = storage_of(t.storage());
   const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
-  return s != nullptr && !s->is_empty() && t.is_contiguous() && 2 * nbytes >= s->nbytes() &&
+  return s != nullptr && !s->is_empty() && t.numel() > 0 &&
+         (8 * nbytes >= s->nbytes() || s->nbytes() <= kSmallStorageBytes) &&
          s->element() == element_type_for(t.scalar_type(), "copy_");
 }
 
@@ -97,7 +102,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   std::unique_ptr<pjrt::PinnedMemory> view;
   // a conjugate or negative view is resolved on the device first (compact)
   const bool plain = !src.is_conj() && !src.is_neg();
-  if (plain && !is_whole_storage(src) && is_large_contiguous_run(src)) {
+  if (plain && !is_whole_storage(src) && is_cheap_to_download_whole(src)) {
     DeviceStorage* storage = storage_of(src.storage());
     pjrt::BufferPtr buffer = storage->buffer(storage->element());
     at::Tensor whole = host_alias(buffer, {storage->element_count()}, src.options(), device, view);
@@ -105,7 +110,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
       whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
       download(*buffer, whole.data_ptr(), storage->nbytes(), device);
     }
-    dst.copy_(whole.narrow(0, src.storage_offset(), src.numel()).view(src.sizes()));
+    dst.copy_(whole.as_strided(src.sizes(), src.strides(), src.storage_offset()));
     return;
   }
   at::Tensor dense = plain && is_whole_storage(src) ? src : compact(src);
