@@ -44,7 +44,9 @@ from . import debug  # noqa: E402
 from . import cache  # noqa: E402
 from . import _autograd_exit  # noqa: E402
 from . import distributed  # noqa: E402
+from . import shape_buckets  # noqa: E402
 from .modes import eager_mode, get_eager_mode, set_eager_mode  # noqa: E402
+from .shape_buckets import set_shape_buckets  # noqa: E402
 
 torch._register_device_module("tpu", device_module)
 torch.utils.generate_methods_for_privateuse1_backend(
@@ -55,5 +57,6 @@ torch.utils.generate_methods_for_privateuse1_backend(
 torch.set_autocast_dtype("tpu", torch.bfloat16)
 _autograd_exit.install()
 
-__all__ = ["device_module", "debug", "cache", "distributed", "eager_mode", "get_eager_mode", "set_eager_mode"]
+__all__ = ["device_module", "debug", "cache", "distributed", "eager_mode", "get_eager_mode", "set_eager_mode",
+           "shape_buckets", "set_shape_buckets"]
 
