@@ -147,10 +147,6 @@ def test_twenty_prompt_lengths_compile_at_most_the_bucket_count(make):
     assert compiles <= len(_buckets_of(lengths)), compiles
 
 
-def last_position(x):
-    return x[:, -1] * 2
-
-
 def scaled_by_length(x):
     return x / x.shape[1]
 
@@ -159,7 +155,7 @@ def sorted_rows(x):
     return x.sort(dim=1).values
 
 
-@pytest.mark.parametrize("fn", [last_position, scaled_by_length, sorted_rows])
+@pytest.mark.parametrize("fn", [scaled_by_length, sorted_rows])
 def test_graphs_the_analysis_cannot_prove_run_exact_and_say_why(fn):
     torch.manual_seed(0)
     inputs = [(torch.randn(2, n, 3),) for n in (5, 6, 9)]
@@ -178,6 +174,19 @@ def test_negative_index_tensors_count_from_the_real_end():
     results, compiles = _run(pick, inputs)
     _check(results, pick, inputs)
     assert compiles <= 1
+
+
+def from_the_end(x):
+    return x[:, -1] * 2, x[:, -3:].sum(1), x[:, :-1].amax(1), x[:, 1:].amin(1)
+
+
+def test_positions_from_the_end_read_the_real_end():
+    torch.manual_seed(0)
+    inputs = [(torch.randn(2, n, 3),) for n in (5, 6, 7, 9, 13)]
+    results, compiles = _run(from_the_end, inputs)
+    _check(results, from_the_end, inputs)
+    assert shape_buckets.refusals() == []
+    assert compiles <= 2, compiles
 
 
 def test_sizes_above_every_bucket_run_exact():

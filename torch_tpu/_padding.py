@@ -21,8 +21,9 @@ graph, op by op, from the symbolic shapes AOTAutograd recorded
   dimensions; a scrambled dimension may not be reduced, sorted or returned;
 - anything the rules do not cover refuses, with the op in the reason, and
   the graph runs at exact sizes: refusing is always safe, guessing is not.
-  Refused: sort/topk/var/std and norms over a dynamic dimension, selects or
-  slices that start from the end (`x[:, -1]`), writes (index_put, scatter,
+  `x[:, -1]` and `x[:, -k:]` become gathers at the real end. Refused:
+  sort/topk/var/std and norms over a dynamic dimension, a slice with a
+  step that does not start at 0, writes (index_put, scatter,
   index_copy) whose indices have a dynamic size, a size used as a value
   (`x / x.shape[1]`), data-dependent sizes, mutation of a padded input, and
   any op not listed here.
@@ -662,13 +663,33 @@ def _squeeze(a: _Analysis, n, out_shape):
                                   if not (d in named and e == 1)])
 
 
+def _from_real_end(a: _Analysis, n, x: fx.Node, d: int, size: sympy.Expr, start: int, count):
+    """Rewrite n (a select or slice that starts `start` < 0 from the end of
+    dynamic dimension d) into a gather at real_size + start: `x[:, -1]`
+    reads the last real position, not the bucket's."""
+    g = a.graph
+    with g.inserting_before(n):
+        position = g.call_function(aten.add.Tensor, (a._length(size), start))
+        if count is not None:
+            iota = g.call_function(aten.arange.default, (count,), {
+                "dtype": torch.int64, "device": _val(x).device})
+            position = g.call_function(aten.add.Tensor, (iota, position))
+    n.target = aten.index.Tensor
+    n.args = (x, [None] * d + [position])
+    n.kwargs = {}
+
+
 def _select(a: _Analysis, n, out_shape):
     info = a._tensor(n.args[0])
     d = n.args[1] % len(info.shape)
     if info.states[d] is not None:
-        _literal_start(n.args[2], "selects", n.target)
+        index = n.args[2]
         if info.states[d] != "P":
             raise Refused(f"{n.target} on a scrambled dynamic dimension")
+        if isinstance(index, int) and index < 0:
+            _from_real_end(a, n, n.args[0], d, info.shape[d], index, None)
+        else:
+            _literal_start(index, "selects", n.target)
     return TensorInfo(out_shape, info.states[:d] + info.states[d + 1:])
 
 
@@ -682,6 +703,11 @@ def _slice(a: _Analysis, n, out_shape):
         else:
             start = n.args[2] if len(n.args) > 2 else n.kwargs.get("start")
             step = n.args[4] if len(n.args) > 4 else n.kwargs.get("step", 1)
+        if isinstance(start, int) and start < 0 and n.target == aten.slice.Tensor and step == 1 and (
+                info.states[d] == "P" and not _is_symbolic(out_shape[d])):
+            _from_real_end(a, n, n.args[0], d, info.shape[d], start, int(out_shape[d]))
+            states[d] = None
+            return TensorInfo(out_shape, states)
         start = _literal_start(start, "slices", n.target)
         if step != 1 and start != 0:
             raise Refused(f"{n.target} with a step on a dynamic dimension")
