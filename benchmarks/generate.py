@@ -10,15 +10,13 @@ Run: python benchmarks/generate.py [--tokens 128] [--batches 1,8]
 For each case:
 - cpu: the same call on CPU tensors, best of two (the first warms up).
 - tpu cold: a new process with an empty persistent cache
-  (TORCH_TPU_CACHE_DIR): its first call's tokens/s, compiles included (the
-  first token generated alone, then the whole call: their time together).
+  (TORCH_TPU_CACHE_DIR): its first call's tokens/s, compiles included.
 - tpu warm: another new process on the cache the cold one filled (what a
   user's second run sees): its first call, and its second call (steady).
-- compiled after 1st token: the programs the warm process's first call
-  compiled after the first token, and the cold one's (XLA compiles; a warm
-  process loads from disk and counts those as persistent-cache hits).
-  The first token is generated once on its own first, so the count covers
-  exactly the decoding of tokens 2..N.
+- compiled after 1st token: the programs the first call compiled while
+  decoding tokens 2..N (read by a stopping criterion after each token), in
+  the cold process and in the warm one (XLA compiles; a warm process loads
+  from disk and counts those as persistent-cache hits).
 - same tokens: tpu's greedy tokens equal CPU's.
 
 Each tpu process runs one case (so a process's compiles are its own).
@@ -70,12 +68,14 @@ def inputs(tok, batch, device):
     return {k: v.to(device) for k, v in enc.items()}
 
 
-def generate(model, enc, tokens, cache):
+def generate(model, enc, tokens, cache, stopping_criteria=None):
     import torch
 
     kwargs = dict(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False)
     if cache == "static":
         kwargs["cache_implementation"] = "static"
+    if stopping_criteria is not None:
+        kwargs["stopping_criteria"] = stopping_criteria
     with torch.no_grad():
         out = model.generate(**enc, **kwargs)
     if out.device.type == "tpu":
@@ -83,31 +83,46 @@ def generate(model, enc, tokens, cache):
     return out
 
 
-def timed(model, enc, tokens, cache):
+def timed(model, enc, tokens, cache, stopping_criteria=None):
     start = time.perf_counter()
-    out = generate(model, enc, tokens, cache)
+    out = generate(model, enc, tokens, cache, stopping_criteria)
     return time.perf_counter() - start, out
 
 
-def child(batch, cache, tokens):
-    """One tpu process: first token alone, then the full call, then again."""
+def compile_counter():
+    """A stopping criterion that never stops and reads the compile counters
+    after each generated token (generate calls it once per token)."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
     from torch_tpu import debug
 
+    class Counter(StoppingCriteria):
+        def __init__(self):
+            self.after_token = []
+
+        def __call__(self, input_ids, scores, **kwargs):
+            m = debug.metrics()
+            self.after_token.append((m["compiles"], m["persistent_cache_hits"]))
+            return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+    counter = Counter()
+    return counter, StoppingCriteriaList([counter])
+
+
+def child(batch, cache, tokens):
+    """One tpu process: a first call (counting what it compiles after its
+    first token), then the same call again (steady)."""
     tok, model = load("tpu")
     enc = inputs(tok, batch, "tpu")
-    m = debug.metrics
-    start = time.perf_counter()
-    generate(model, enc, 1, cache)
-    first_token_s = time.perf_counter() - start
-    before = m()
-    seconds, out = timed(model, enc, tokens, cache)
-    after = m()
+    counter, criteria = compile_counter()
+    seconds, out = timed(model, enc, tokens, cache, criteria)
+    (c1, h1), (cn, hn) = counter.after_token[0], counter.after_token[-1]
     steady, _ = timed(model, enc, tokens, cache)
     print(json.dumps({
-        "first_call_s": first_token_s + seconds,
+        "first_call_s": seconds,
         "steady_s": steady,
-        "compiled_after_first": after["compiles"] - before["compiles"],
-        "loaded_after_first": after["persistent_cache_hits"] - before["persistent_cache_hits"],
+        "compiled_after_first": cn - c1,
+        "loaded_after_first": hn - h1,
         "tokens": out[:, -tokens:].tolist(),
     }))
 
