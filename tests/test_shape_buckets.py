@@ -78,6 +78,31 @@ def test_reductions_over_a_padded_dimension_equal_cpu_and_compile_once_per_bucke
     assert shape_buckets.refusals() == []
 
 
+def attention(x):
+    # keys past the real length must get no weight: no mask here to hide them
+    x = x + 1.0
+    return torch.nn.functional.scaled_dot_product_attention(x, x, x), torch.nn.functional.scaled_dot_product_attention(
+        x, x, x, is_causal=True)
+
+
+def test_attention_over_a_padded_length_equals_cpu():
+    # only the length is dynamic (mark_dynamic), as in a model whose head
+    # count and size come from its weights
+    torch.manual_seed(0)
+    lengths = [3, 5, 9, 12, 17]
+    compiled = torch.compile(attention, backend="tpu")
+    debug.reset_metrics()
+    for n in lengths:
+        x = torch.randn(2, 4, n, 8)
+        tx = x.to("tpu")
+        torch._dynamo.mark_dynamic(tx, 2)
+        with torch.no_grad():
+            got = [t.cpu() for t in compiled(tx)]
+        _check([got], attention, [(x,)])
+    assert shape_buckets.refusals() == []
+    assert debug.metrics()["compiles"] <= len(_buckets_of(lengths))
+
+
 def test_batch_sizes_share_a_bucket():
     torch.manual_seed(0)
     lin = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16))

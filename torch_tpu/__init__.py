@@ -44,6 +44,7 @@ from . import debug  # noqa: E402
 from . import cache  # noqa: E402
 from . import _autograd_exit  # noqa: E402
 from . import _transformer_fast_path  # noqa: E402, F401
+from . import _attention  # noqa: E402, F401
 from . import distributed  # noqa: E402
 from . import shape_buckets  # noqa: E402
 from .modes import eager_mode, get_eager_mode, set_eager_mode  # noqa: E402

@@ -745,6 +745,54 @@ def _stack(a: _Analysis, n, out_shape):
     return TensorInfo(out_shape, states[:d] + [None] + states[d:])
 
 
+def _attention(a: _Analysis, n, out_shape):
+    """scaled_dot_product_attention's fused op: padded keys get -inf in the
+    bias (a bool bias: False), so no real query attends to them; padded
+    queries are rows of their own."""
+    q, k, v = (a._tensor(t) for t in n.args[:3])
+    for info in (q, k, v):
+        if info.states[1] is not None or info.states[3] is not None:
+            raise Refused("attention with a dynamic head count or head size")
+    if k.states[2] != v.states[2] or k.states[2] not in (None, "P"):
+        raise Refused("attention whose keys and values are padded differently")
+    bias_node = n.args[3] if len(n.args) > 3 else n.kwargs.get("attn_bias")
+    if bias_node is not None:
+        bias_info = a._tensor(bias_node)
+        expected = [q.shape[0], q.shape[1], q.shape[2], k.shape[2]][4 - len(bias_info.shape):]
+        for e, want in zip(bias_info.shape, expected):
+            if e != 1 and not _same(e, want):
+                raise Refused("an attention mask whose sizes do not follow the query and key sizes")
+    if k.states[2] is not None:
+        g = a.graph
+        args = list(n.args) + [None] * (4 - len(n.args))
+        bias = args[3] if args[3] is not None else n.kwargs.get("attn_bias")
+        with g.inserting_before(n):
+            length = a._length(k.shape[2])
+            size = g.call_function(aten.sym_size.int, (n.args[1], 2))
+            iota = g.call_function(aten.arange.default, (size,), {
+                "dtype": torch.int64, "device": _val(n.args[1]).device})
+            valid = g.call_function(aten.lt.Tensor, (iota, length))
+            valid = g.call_function(aten.view.default, (valid, [1, 1, 1, size]))
+            if bias is not None and _val(bias).dtype == torch.bool:
+                bias = g.call_function(aten.logical_and.default, (bias, valid))
+            else:
+                dtype = _val(n.args[0]).dtype
+                additive = g.call_function(aten.log.default, (
+                    g.call_function(aten._to_copy.default, (valid,), {"dtype": dtype}),))
+                bias = additive if bias is None else g.call_function(aten.add.Tensor, (bias, additive))
+        args[3] = bias
+        n.args = tuple(args)
+        n.kwargs = {key: value for key, value in n.kwargs.items() if key != "attn_bias"}
+    vals = _val(n)
+    out_shape = [_expr(e) for e in vals[0].shape]
+    batch = _merge_states([q.states[0], k.states[0], v.states[0]]) if _is_symbolic(out_shape[0]) else None
+    infos = [TensorInfo(out_shape, [batch, None, q.states[2], None])]
+    lse_shape = [_expr(e) for e in vals[1].shape] if isinstance(vals[1], torch.Tensor) else None
+    infos.append(TensorInfo(lse_shape, [batch, None, q.states[2]][:len(lse_shape)]) if lse_shape else None)
+    infos.extend(_tensor_info(v) if isinstance(v, torch.Tensor) and v.dim() == 0 else None for v in vals[2:])
+    return infos
+
+
 def _split(a: _Analysis, n, out_shape):
     x = a._tensor(n.args[0])
     if n.target == aten.unbind.int:
@@ -878,6 +926,7 @@ _RULES = {
     aten.narrow.default: _slice,
     aten.cat.default: _cat,
     aten.stack.default: _stack,
+    aten._scaled_dot_product_fused_attention_overrideable.default: _attention,
     aten.split.Tensor: _split,
     aten.split_with_sizes.default: _split,
     aten.unbind.int: _split,
@@ -907,6 +956,8 @@ def analyze(gm: fx.GraphModule):
         return _Analysis(copy).run()
     except Refused as e:
         return str(e)
+    except Exception as e:  # noqa: BLE001 - a gap in the analysis must not fail the compile
+        return f"the padding analysis failed ({type(e).__name__}: {e}); exact sizes are safe"
 
 
 def copy_graph(graph: fx.Graph) -> fx.Graph:

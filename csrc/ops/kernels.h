@@ -51,6 +51,13 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
 
 // linalg_ops.cc
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
+           at::Tensor, at::Tensor>
+scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Tensor& key,
+                                          const at::Tensor& value,
+                                          const std::optional<at::Tensor>& attn_bias,
+                                          double dropout_p, bool is_causal, bool return_debug_mask,
+                                          std::optional<double> scale);
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2);
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);

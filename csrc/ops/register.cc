@@ -80,6 +80,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat.out", TORCH_FN(cat_out));
   // Matrix products.
   m.impl("mm", TORCH_FN(mm));
+  m.impl("_scaled_dot_product_fused_attention_overrideable",
+         TORCH_FN(scaled_dot_product_attention_overrideable));
   m.impl("mm.out", TORCH_FN(mm_out));
   m.impl("bmm", TORCH_FN(bmm));
   m.impl("bmm.out", TORCH_FN(bmm_out));
