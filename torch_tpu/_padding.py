@@ -15,6 +15,7 @@ graph, op by op, from the symbolic shapes AOTAutograd recorded
   replaces the padding with the op's identity first: sum/any 0, max/
   softmax -inf, min +inf, prod/all 1, and the contracted dimension of a
   matmul 0 on both sides; mean becomes a masked sum over the real count;
+  the fused attention op gets -inf in its bias for padded keys;
 - a reshape that merges a dynamic dimension with a later one scrambles the
   padding into the middle of the merged dimension: that is fine for row-wise
   work (the M of a matmul), and the split that undoes it restores the
