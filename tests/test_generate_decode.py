@@ -1,0 +1,69 @@
+"""Transformers' greedy `generate()` on tpu, dynamic and static KV cache
+(issue 27): tokens equal CPU's, and a process whose persistent cache is warm
+compiles nothing while decoding tokens 2..N (it loads every program from
+disk). Each run is its own process, as a user's second run is."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = r"""
+import json, sys
+import torch
+import torch_tpu
+from torch_tpu import debug
+from transformers import LlamaConfig, LlamaForCausalLM, StoppingCriteria, StoppingCriteriaList
+
+cache = sys.argv[1]
+torch.manual_seed(0)
+cfg = LlamaConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                  intermediate_size=64, vocab_size=300, max_position_embeddings=128,
+                  bos_token_id=0, eos_token_id=299, pad_token_id=0)
+model = LlamaForCausalLM(cfg).eval()
+ids = torch.randint(1, 299, (2, 7))
+
+
+class Counter(StoppingCriteria):
+    # generate calls it after each new token: read the compile counter there
+    def __init__(self):
+        self.compiles = []
+
+    def __call__(self, input_ids, scores, **kwargs):
+        self.compiles.append(debug.metrics()["compiles"])
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+
+kw = dict(max_new_tokens=12, min_new_tokens=12, do_sample=False)
+if cache == "static":
+    kw["cache_implementation"] = "static"
+with torch.no_grad():
+    want = model.generate(ids, **kw)
+    model.to("tpu")
+    counter = Counter()
+    got = model.generate(ids.to("tpu"), stopping_criteria=StoppingCriteriaList([counter]), **kw).cpu()
+print(json.dumps({"same": torch.equal(got, want), "after_first": counter.compiles[-1] - counter.compiles[0],
+                  "tokens": len(counter.compiles)}))
+"""
+
+
+def _run(cache, cache_dir):
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache_dir))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, cache], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("cache", ["dynamic", "static"])
+def test_warm_process_decodes_without_compiling(cache, tmp_path):
+    cold = _run(cache, tmp_path)
+    warm = _run(cache, tmp_path)
+    assert cold["same"] and warm["same"]
+    assert cold["tokens"] == warm["tokens"] == 12
+    # the cold process compiles while decoding (eager programs of growing
+    # shapes; README says which); the warm one loads them all
+    assert cold["after_first"] > 0
+    assert warm["after_first"] == 0, warm
