@@ -11,8 +11,9 @@ answer comes from the values: a row whose scores are all -inf gets zero
 probabilities (what the math path's `_safe_softmax` gives), with no host
 read.
 
-The backward recomputes the probabilities from the inputs. Dropout (training with dropout_p > 0) stays on
-the math path: its mask would have to be replayed in the backward.
+The backward recomputes the probabilities from the inputs. Dropout
+(training with dropout_p > 0) stays on the math path: its mask would have
+to be replayed in the backward.
 """
 
 from __future__ import annotations

@@ -410,7 +410,7 @@ class _Analysis:
             if n.op == "placeholder" or n in self.info:
                 continue
             if n.op == "output":
-                outputs = self._outputs(n, padded)
+                outputs = self._outputs(n)
                 continue
             if n.op != "call_function":
                 raise Refused(f"{n.op} node {n.name}")
@@ -418,13 +418,11 @@ class _Analysis:
                 self.info[n] = self._node(n)
             except Refused as e:
                 raise Refused(f"{e} (at {n.format_node()})") from None
-        if set(self.length_nodes.values()) & {n for n in self.graph.nodes if n.op != "placeholder"}:
-            raise AssertionError("length placeholders must precede the graph's nodes")
         self.graph.lint()
         self.gm.recompile()
         return Plan(self.gm, sources, int_args, padded, self.lengths, outputs)
 
-    def _outputs(self, n: fx.Node, padded) -> List:
+    def _outputs(self, n: fx.Node) -> List:
         outs = n.args[0]
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         plans = []
@@ -542,9 +540,9 @@ class _Analysis:
                 mean = self._mean_to_sum(n, info, dims)
         keep = bool(n.args[2]) if len(n.args) > 2 and isinstance(n.args[2], bool) else bool(
             n.kwargs.get("keepdim", False))
-        states = [s for d, s in enumerate(info.states) if d not in dims or keep]
-        if keep:
-            states = [None if d in dims else s for d, s in enumerate(info.states)]
+        # kept reduced dimensions are size 1 (static); dropped ones vanish
+        states = ([None if d in dims else s for d, s in enumerate(info.states)] if keep
+                  else [s for d, s in enumerate(info.states) if d not in dims])
         result = TensorInfo(out_shape, states) if out_shape is not None else None
         if dynamic and kind == "mean":
             self.info[mean] = result

@@ -36,6 +36,7 @@ from torch._dynamo.backends.common import aot_autograd
 
 from . import _C
 from . import _padding
+from ._bucketed_graph import BucketedGraph
 from . import shape_buckets as _buckets
 
 # Distinct non-tensor argument sets recorded per graph (dynamic shapes pass
@@ -165,8 +166,6 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence,
                    buckets: Optional[_buckets.Buckets] = None) -> Callable:
     run = _runner(gm)
     if buckets is not None and _has_dynamic_sizes(example_inputs):
-        from ._bucketed_graph import BucketedGraph
-
         plan = _padding.analyze(gm)
         if isinstance(plan, _padding.Plan):
             run = BucketedGraph(plan, buckets, _runner(plan.gm), run)
