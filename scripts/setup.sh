@@ -16,11 +16,14 @@ if [ "${TORCH_TPU_SETUP_OFFLINE:-0}" = 1 ]; then
 fi
 
 # Build tools from Debian: ccache for cheap rebuilds, GoogleTest for the C++
-# runtime tests. Missing apt (or no network) only costs those extras.
+# runtime tests; and jemalloc, the allocator README's "Small ops on the CPU
+# plugin" recommends (LD_PRELOAD; benchmarks/eager_overhead.py measures
+# with it too). Missing apt (or no network) only costs those extras.
 if command -v apt-get >/dev/null 2>&1; then
   missing=()
   command -v ccache >/dev/null 2>&1 || missing+=(ccache)
   [ -f /usr/lib/x86_64-linux-gnu/libgtest.a ] || [ -f /usr/lib/aarch64-linux-gnu/libgtest.a ] || missing+=(libgtest-dev)
+  ls /usr/lib/*-linux-gnu/libjemalloc.so.2 >/dev/null 2>&1 || missing+=(libjemalloc2)
   if [ ${#missing[@]} -gt 0 ]; then
     (apt-get update -qq && apt-get install -y -qq "${missing[@]}") >/dev/null 2>&1 ||
       echo "setup: could not apt-get install ${missing[*]}; continuing without" >&2

@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "core/dtype_map.h"
+#include "exec/key_buffer.h"
 #include "ops/broadcast.h"
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
@@ -1592,7 +1593,9 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   const at::ScalarType opmath = reduced_float && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());
-  std::string key = info.key_prefix;
+  KeyBuffer key_buffer;
+  std::string& key = key_buffer.str();
+  key += info.key_prefix;
   key += ':';
   key += hlo::mlir_name(ctype);
   key += ':';
@@ -1602,9 +1605,14 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
     key += o.arg->name;
     key += o.is_tensor ? "=t" : "=s";
   }
-  for (const auto& [k, v] : attrs) key += ":" + k + "=" + v;
+  for (const auto& [k, v] : attrs) {
+    key += ':';
+    key += k;
+    key += '=';
+    key += v;
+  }
   if (opmath_other) key += ":opmath_other";
-  TensorProgram program(op_name.c_str(), key);
+  TensorProgram program(op_name.c_str(), TensorProgram::BorrowedKey{key});
   // Integer division by zero raises, as on CPU: a scalar divisor here, a
   // tensor's zeros on the device (raised at the next host read).
   const bool check_divisor = divides_integers(name, attrs, compute) &&

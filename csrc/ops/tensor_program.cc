@@ -18,6 +18,7 @@
 #include "exec/eager_mode.h"
 #include "exec/executable_cache.h"
 #include "exec/fragment_cache.h"
+#include "exec/key_buffer.h"
 #include "exec/launch_donations.h"
 #include "exec/launcher.h"
 #include "exec/region.h"
@@ -134,7 +135,10 @@ std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t,
   return {};
 }
 
-TensorProgram::TensorProgram(const char* op, std::string key) : op_(op), key_(std::move(key)) {}
+TensorProgram::TensorProgram(const char* op, std::string key)
+    : op_(op), owned_key_(std::move(key)), key_(owned_key_) {}
+
+TensorProgram::TensorProgram(const char* op, BorrowedKey key) : op_(op), key_(key.key) {}
 
 void TensorProgram::check_fits_storage(const at::Tensor& t) const {
   // A tensor whose view reaches past its storage (left by a failed resize_,
@@ -217,12 +221,10 @@ void TensorProgram::output(const at::Tensor& dst) {
   if (nan_check_enabled()) output_tensors_.push_back(dst);
 }
 
-std::string TensorProgram::build_key() const {
+void TensorProgram::build_key(std::string& key) const {
   // Storage bases (type and length), then each input view, each scalar's
   // type and each output view.
-  std::string key;
-  key.reserve(key_.size() + 96 * (slots_.size() + inputs_.size() + outputs_.size()) + 8);
-  key = key_;
+  key.assign(key_.data(), key_.size());
   key += '\0';
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (!slots_[i].needs_base) continue;
@@ -242,7 +244,6 @@ std::string TensorProgram::build_key() const {
     view.append_key(key);
   }
   if (index_check_op_ != nullptr) key += 'I';
-  return key;
 }
 
 namespace {
@@ -465,8 +466,10 @@ void TensorProgram::defer(Lowering lower) {
         sizeof(id)));
     node.updates_index_status = true;
   }
+  KeyBuffer key;
+  build_key(key.str());
   node.function = &FragmentCache::get().find_or_lower(
-      build_key(), [&](hlo::Builder& b) { lower_into(b, lower); });
+      key.str(), [&](hlo::Builder& b) { lower_into(b, lower); });
   for (const auto& slot : slots_) {
     if (slot.written) node.writes.push_back({slot.storage, *slot.written});
   }
@@ -489,8 +492,10 @@ void TensorProgram::run_now(Lowering lower) {
   plan_views_and_writes();
   for (RuntimeValue& v : runtime_values()) args.push_back(std::move(v.buffer));
 
+  KeyBuffer key;
+  build_key(key.str());
   auto exe = ExecutableCache::get().get_or_compile(
-      build_key(),
+      key.str(),
       [&] {
         hlo::Builder b;
         lower_into(b, lower);

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/device_storage.h"
@@ -79,6 +80,15 @@ class TensorProgram {
   // `op` names the operation in errors; `key` must capture every static
   // attribute the lowering depends on besides input types and views.
   TensorProgram(const char* op, std::string key);
+  // The same with a key the caller keeps alive for the program's lifetime
+  // (built in an exec/key_buffer.h buffer: no allocation per launch).
+  struct BorrowedKey {
+    std::string_view key;
+  };
+  TensorProgram(const char* op, BorrowedKey key);
+  // (key_ may point into the program itself)
+  TensorProgram(const TensorProgram&) = delete;
+  TensorProgram& operator=(const TensorProgram&) = delete;
 
   // Adds a tpu tensor input; its value in the lowering has shape t.sizes().
   void input(const at::Tensor& t);
@@ -128,7 +138,9 @@ class TensorProgram {
     size_t size;
   };
   void check_fits_storage(const at::Tensor& t) const;
-  std::string build_key() const;
+  // The whole cache key (the op key, then storages, views and scalars),
+  // written into `key`.
+  void build_key(std::string& key) const;
   // The program's parameters, body and results (storage bases the program
   // rewrites aliased to their results).
   void lower_into(hlo::Builder& b, Lowering lower) const;
@@ -147,7 +159,8 @@ class TensorProgram {
   void defer_zeros(DeviceStorage& storage, hlo::ElementType wanted) const;
 
   const char* op_;
-  std::string key_;
+  std::string owned_key_;
+  std::string_view key_;  // owned_key_ or the caller's
   int device_index_ = -1;
   c10::SmallVector<StorageSlot, 4> slots_;
   c10::SmallVector<std::pair<int, ViewArg>, 4> inputs_;  // slot (-1: empty), view
