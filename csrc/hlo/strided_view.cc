@@ -23,14 +23,16 @@ bool StridedView::is_contiguous() const {
   return true;
 }
 
-int64_t StridedView::span() const {
+int64_t view_span(const int64_t* sizes, const int64_t* strides, size_t rank) {
   int64_t last = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
+  for (size_t i = 0; i < rank; ++i) {
     if (sizes[i] == 0) return 0;
     last += (sizes[i] - 1) * strides[i];
   }
   return last + 1;
 }
+
+int64_t StridedView::span() const { return view_span(sizes.data(), strides.data(), sizes.size()); }
 
 namespace {
 

@@ -28,6 +28,10 @@ struct StridedView {
   int64_t span() const;
 };
 
+// StridedView::span() of a view given as `rank` sizes and strides (for
+// callers that keep them in their own containers).
+int64_t view_span(const int64_t* sizes, const int64_t* strides, size_t rank);
+
 // `base` is the flat storage buffer (any element type; reinterpreted as
 // view.element when the types differ). Returns a value of shape view.sizes.
 Value read_view(Builder& b, Value base, const StridedView& view);

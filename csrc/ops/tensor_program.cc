@@ -47,11 +47,27 @@ hlo::StridedView ViewArg::strided() const {
 }
 
 void ViewArg::append_key(std::string& key) const {
-  append_bytes(key, element);
-  append_sequence(key, sizes);
-  key.append(reinterpret_cast<const char*>(strides.data()), strides.size() * sizeof(int64_t));
-  append_bytes(key, static_cast<uint8_t>(conj | (neg << 1)));
-  append_bytes(key, runtime_offset ? int64_t{-1} : offset);
+  // The same bytes as append_bytes(element), append_sequence(sizes), the
+  // strides, the bits and the offset, written with one resize: this runs
+  // for every operand of every launch.
+  const auto rank = static_cast<uint32_t>(sizes.size());
+  const uint8_t bits = static_cast<uint8_t>(conj | (neg << 1));
+  const int64_t keyed_offset = runtime_offset ? int64_t{-1} : offset;
+  const size_t dims_bytes = rank * sizeof(int64_t);
+  const size_t start = key.size();
+  key.resize(start + sizeof(element) + sizeof(rank) + 2 * dims_bytes + sizeof(bits) +
+             sizeof(keyed_offset));
+  char* p = key.data() + start;
+  auto put = [&p](const void* bytes, size_t n) {
+    std::memcpy(p, bytes, n);
+    p += n;
+  };
+  put(&element, sizeof(element));
+  put(&rank, sizeof(rank));
+  put(sizes.data(), dims_bytes);
+  put(strides.data(), dims_bytes);
+  put(&bits, sizeof(bits));
+  put(&keyed_offset, sizeof(keyed_offset));
 }
 
 namespace {
@@ -345,10 +361,9 @@ void TensorProgram::plan_views_and_writes() {
     for (auto& [slot, view] : views) {
       if (slot < 0 || !slots_[slot].needs_base) continue;
       const StorageSlot& s = slots_[slot];
-      view.runtime_offset =
-          !fixed_offsets_ &&
-          view.strided().span() * static_cast<int64_t>(hlo::byte_size(view.element)) <
-              s.base_count * static_cast<int64_t>(hlo::byte_size(s.base_element));
+      view.runtime_offset = !fixed_offsets_ &&
+                            view.span() * static_cast<int64_t>(hlo::byte_size(view.element)) <
+                                s.base_count * static_cast<int64_t>(hlo::byte_size(s.base_element));
     }
   };
   plan(inputs_);

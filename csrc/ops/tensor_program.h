@@ -55,6 +55,9 @@ struct ViewArg {
 
   explicit ViewArg(const at::Tensor& t);
   hlo::StridedView strided() const;
+  // strided().span(), without building the StridedView (this is on the
+  // launch path; strided() copies sizes and strides into vectors).
+  int64_t span() const { return hlo::view_span(sizes.data(), strides.data(), sizes.size()); }
   // Appends bytes that identify the view to an executable cache key (its
   // offset only when it is not a runtime argument).
   void append_key(std::string& key) const;

@@ -1,5 +1,7 @@
 #include "pjrt/executable.h"
 
+#include <array>
+
 #include "pjrt/padded_args.h"
 
 namespace torch_tpu::pjrt {
@@ -22,15 +24,26 @@ ExecuteResult LoadedExecutable::execute(PJRT_Buffer* const* args, size_t num_arg
   PaddedArgs<PJRT_ExecuteOptions> options;
   options->non_donatable_input_indices = non_donatable;
   options->num_non_donatable_input_indices = num_non_donatable;
-  std::vector<PJRT_Buffer*> outputs(num_outputs_, nullptr);
-  // Allocated before the launch, so that taking ownership of what it
-  // returns cannot fail half-way.
-  std::vector<Owned<PJRT_Buffer>> owned;
-  owned.reserve(num_outputs_);
+  // The raw output list and its owners live on the stack for the usual few
+  // outputs (a launch is on every eager op's path; these were heap
+  // allocations per launch). Both are ready before the launch, so that
+  // taking ownership of what it returns cannot fail half-way.
+  constexpr size_t kInlineOutputs = 8;
+  std::array<PJRT_Buffer*, kInlineOutputs> inline_outputs{};
+  std::array<Owned<PJRT_Buffer>, kInlineOutputs> inline_owned;
+  std::vector<PJRT_Buffer*> heap_outputs;
+  std::vector<Owned<PJRT_Buffer>> heap_owned;
+  PJRT_Buffer** output_list = inline_outputs.data();
+  Owned<PJRT_Buffer>* owned = inline_owned.data();
+  if (num_outputs_ > kInlineOutputs) {
+    heap_outputs.assign(num_outputs_, nullptr);
+    heap_owned.resize(num_outputs_);
+    output_list = heap_outputs.data();
+    owned = heap_owned.data();
+  }
   ExecuteResult result;
   result.outputs.reserve(num_outputs_);
   PJRT_Buffer* const* arg_list = args;
-  PJRT_Buffer** output_list = outputs.data();
   PJRT_Event* done = nullptr;
 
   PaddedArgs<PJRT_LoadedExecutable_Execute_Args> exec;
@@ -45,8 +58,11 @@ ExecuteResult LoadedExecutable::execute(PJRT_Buffer* const* args, size_t num_arg
   TPU_PJRT_CALL(api(), PJRT_LoadedExecutable_Execute, exec.get());
 
   Owned<PJRT_Event> owned_done(executable_.api_ptr(), done);
-  for (PJRT_Buffer* out : outputs) owned.emplace_back(executable_.api_ptr(), out);
-  for (auto& out : owned) result.outputs.push_back(std::make_shared<Buffer>(std::move(out)));
+  for (size_t i = 0; i < num_outputs_; ++i)
+    owned[i] = Owned<PJRT_Buffer>(executable_.api_ptr(), output_list[i]);
+  for (size_t i = 0; i < num_outputs_; ++i) {
+    result.outputs.push_back(std::make_shared<Buffer>(std::move(owned[i])));
+  }
   if (owned_done) result.done = std::make_shared<Event>(std::move(owned_done));
   return result;
 }
