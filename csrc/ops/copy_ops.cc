@@ -1,6 +1,7 @@
 // copy_ in every direction (cpu<->tpu, tpu<->tpu), item().
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/ops/clone_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 
@@ -171,6 +172,26 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
       self.copy_(host);
     }
   }
+  return self;
+}
+
+at::Tensor clone(const at::Tensor& src, std::optional<at::MemoryFormat> memory_format) {
+  // at::native::clone's result layout (CompositeExplicitAutograd's kernel),
+  // made by the device's empty directly and filled by one program: clone
+  // (and contiguous(), x.clone(), .to(copy=True)) is on many small ops'
+  // paths, and the dispatcher's empty_like and copy_ round trips (with
+  // copy_'s overlap checks, moot for a new tensor) cost more than the rest.
+  const auto format = memory_format.value_or(at::MemoryFormat::Preserve);
+  at::Tensor self;
+  if (format == at::MemoryFormat::Preserve) {
+    if (!src.is_non_overlapping_and_dense()) return at::native::clone(src, memory_format);
+    self = empty_strided(src.sizes(), src.strides(), src.scalar_type(), std::nullopt, src.device(),
+                         std::nullopt);
+  } else {
+    self = empty_memory_format(src.sizes(), src.scalar_type(), std::nullopt, src.device(),
+                               std::nullopt, format);
+  }
+  if (self.numel() > 0) copy_on_device(self, src, "clone");
   return self;
 }
 

@@ -27,6 +27,7 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at:
 
 // copy_ops.cc
 at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking);
+at::Tensor clone(const at::Tensor& src, std::optional<at::MemoryFormat> memory_format);
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar local_scalar_dense(const at::Tensor& self);

@@ -56,6 +56,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logspace.out", TORCH_FN(logspace_out));
   // Copies and host reads.
   m.impl("copy_", TORCH_FN(copy_));
+  m.impl("clone", TORCH_FN(clone));
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
