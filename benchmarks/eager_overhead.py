@@ -24,10 +24,12 @@ Two more figures come with the table:
   plugin with nothing of PyTorch or torch_tpu around it; a Strict op can not
   cost less than its one launch.
 - the allocator: with glibc's malloc the plugin's worker threads and the
-  launching thread contend for the allocator on every launch; with
-  --allocators glibc,jemalloc (the default where Debian's libjemalloc2 is
-  installed) the whole table is measured again in a child process under
-  LD_PRELOAD=libjemalloc.so.2, CPU and tpu alike.
+  launching thread contend for the allocator on every launch. By default
+  (--allocators glibc,jemalloc) the table is measured once per allocator,
+  each in a child process of its own (jemalloc through
+  LD_PRELOAD=libjemalloc.so.2, CPU and tpu alike; Debian's libjemalloc2,
+  which scripts/setup.sh installs); --allocators current measures in this
+  process.
 """
 
 import argparse
@@ -91,26 +93,38 @@ def main():
     parser.add_argument(
         "--allocators",
         default="glibc,jemalloc",
-        help="tables to print: this process's allocator, then jemalloc in a child (if installed)",
+        help="one table per allocator, each in a child process (glibc, jemalloc); "
+        "'current': this process's only",
     )
     args = parser.parse_args()
-    if "jemalloc" in args.allocators.split(",") and allocator_in_use() == "glibc":
-        rest, skip = [], False
-        for a in sys.argv[1:]:
-            if skip or a.startswith("--allocators"):
-                skip = a == "--allocators"
-                continue
-            rest.append(a)
+    if args.allocators == "current":
         table(args)
-        library = jemalloc_path()
-        print()
-        if library is None:
-            print("jemalloc: not installed (Debian's libjemalloc2; scripts/setup.sh installs it)")
-            return
-        env = dict(os.environ, LD_PRELOAD=library)
-        subprocess.run([sys.executable, __file__, *rest, "--allocators", "current"], env=env, check=True)
         return
-    table(args)
+    # One child process per allocator, this one doing no tpu work: a
+    # process's plugin threads keep spinning for a while after its last
+    # program and would slow the next table's CPU timings.
+    rest, skip = [], False
+    for a in sys.argv[1:]:
+        if skip or a.startswith("--allocators"):
+            skip = a == "--allocators"
+            continue
+        rest.append(a)
+    for i, allocator in enumerate(args.allocators.split(",")):
+        if i:
+            print()
+        env = dict(os.environ)
+        preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and "jemalloc" not in p]
+        if allocator == "jemalloc":
+            library = jemalloc_path()
+            if library is None:
+                print("jemalloc: not installed (Debian's libjemalloc2; scripts/setup.sh installs it)")
+                continue
+            preload.append(library)
+        elif allocator != "glibc":
+            sys.exit(f"--allocators: unknown allocator {allocator!r} (glibc, jemalloc)")
+        env["LD_PRELOAD"] = ":".join(preload)
+        sys.stdout.flush()
+        subprocess.run([sys.executable, __file__, *rest, "--allocators", "current"], env=env, check=True)
 
 
 def table(args):
@@ -145,6 +159,8 @@ def table(args):
         f"torch intra-op threads {torch.get_num_threads()}; allocator {allocator_in_use()}"
     )
     print(f"{'op':<18} {'cpu us':>9} {'tpu us':>9} {'ratio':>7}")
+    # The bare launch first, while this process has launched nothing.
+    floor = launch_floor(torch.tpu.get_device_properties().plugin_path, args.iters * 5)
     cpu_times = {name: per_call(lambda: fn(cpu), args.iters, args.repeats) for name, fn in ops.items()}
     tpu = {k: v.to("tpu") for k, v in cpu.items()}
     ratios = []
@@ -162,16 +178,13 @@ def table(args):
     print(f"median ratio: {median:.2f} (target <= 1.5)")
     print(f"geometric mean ratio: {geo ** (1 / len(ratios)):.2f}")
     print(f"worst ratio: {max(ratios):.2f} (target <= 3)")
-    floor = launch_floor(torch.tpu.get_device_properties().plugin_path, args.iters * 5)
     if floor is None:
         print("PJRT launch floor: tpu_launch_floor not built (scripts/setup.sh builds it)")
         return
-    add_cpu = cpu_times.get("add")
     figures = ", ".join(f"{name} {wall:.1f} us (thread {cpu:.1f})" for name, (wall, cpu) in floor.items())
     print(f"PJRT launch alone, no PyTorch (benchmarks/launch_floor.cc): {figures}")
-    if add_cpu:
-        print(f"  one launch of an add is {floor['add'][0] / (add_cpu * 1e6):.2f}x CPU eager's whole add")
-
+    if "add" in cpu_times:
+        print(f"  one launch of an add is {floor['add'][0] / (cpu_times['add'] * 1e6):.2f}x CPU eager's whole add")
 
 if __name__ == "__main__":
     main()

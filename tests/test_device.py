@@ -149,12 +149,12 @@ def test_runtime_scalar_is_uploaded_once_per_value():
     after = torch_tpu.debug.metrics()
     assert after["h2d_transfers"] == before["h2d_transfers"]
     assert after["compiles"] == before["compiles"]
-    z = x.mul(-1.25)  # a new value: one upload, still no compile
+    z = x.mul(-1.3125)  # a value no other test uses: one upload, still no compile
     again = torch_tpu.debug.metrics()
     assert again["h2d_transfers"] == after["h2d_transfers"] + 1
     assert again["compiles"] == after["compiles"]
     assert y.cpu().tolist() == [i * 2.75 for i in range(6)]
-    assert z.cpu().tolist() == [i * -1.25 for i in range(6)]
+    assert z.cpu().tolist() == [i * -1.3125 for i in range(6)]
     # Same bytes, different type: a separate buffer with the right value.
     xi = torch.arange(6, device="tpu")
     assert (xi * 3).cpu().tolist() == [i * 3 for i in range(6)]

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 
 namespace torch_tpu::ops {
@@ -33,7 +34,7 @@ at::Tensor in_query_layout(const at::Tensor& x, const at::Tensor& query) {
   for (int64_t d : order) permuted_sizes.push_back(x.size(d));
   std::vector<int64_t> inverse(order.size());
   for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
-  const at::Tensor laid_out = at::empty(permuted_sizes, x.options()).permute(inverse);
+  const at::Tensor laid_out = device_empty(permuted_sizes, x.options()).permute(inverse);
   if (laid_out.strides() == x.strides()) return x;
   return laid_out.copy_(x);
 }
@@ -74,7 +75,7 @@ scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Ten
     scores = scores.masked_fill(above, minus_inf);
   }
   const at::Tensor out = in_query_layout(at::matmul(at::_safe_softmax(scores, -1), v), query);
-  const at::Tensor empty = at::empty({0}, query.options().dtype(at::kLong));
+  const at::Tensor empty = device_empty({0}, query.options().dtype(at::kLong));
   // The log-sum-exp has the shape PyTorch's meta function gives it; the
   // backward does not read it. Zeros rather than never-written memory: a
   // compiled backward graph binds it as an input, which needs a buffer.
@@ -86,7 +87,7 @@ scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Ten
           c10::SymInt(key.size(-2)),
           empty,
           empty,
-          at::empty({0}, query.options())};
+          device_empty({0}, query.options())};
 }
 
 }  // namespace torch_tpu::ops

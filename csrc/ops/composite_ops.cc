@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
+#include "ops/device_empty.h"
 #include "ops/out_checks.h"
 #include "ops/shape_kernels.h"
 
@@ -161,7 +162,7 @@ at::Tensor unfold_backward(const at::Tensor& grad_in, at::IntArrayRef input_size
 }
 
 at::Tensor glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim) {
-  at::Tensor grad_input = at::empty({0}, self.options());
+  at::Tensor grad_input = device_empty({0}, self.options());
   return glu_backward_out(grad_output, self, dim, grad_input);
 }
 
@@ -201,7 +202,7 @@ std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
   const at::Tensor x = self.contiguous();
   // min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|.
   at::Tensor out = at::clamp_max(x, 0) - at::log1p(at::exp(-at::abs(x)));
-  return {out, at::empty({0}, self.options())};
+  return {out, device_empty({0}, self.options())};
 }
 
 at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self,

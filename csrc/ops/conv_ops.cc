@@ -9,6 +9,7 @@
 #include <ATen/ops/sum.h>
 
 #include "core/dtype_map.h"
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -215,7 +216,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
                          p.output_padding[i] + 1
                    : (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1);
   }
-  at::Tensor out = at::empty(out_shape, input.options());
+  at::Tensor out = device_empty(out_shape, input.options());
   if (out.numel() == 0) return out;
   const bool has_bias = bias.has_value() && bias->defined();
   const ElementType t = element_type_for(input.scalar_type(), "convolution");
@@ -245,10 +246,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   const size_t n = input.dim() - 2;
   const ConvParams p = params_of(stride, padding, dilation, transposed, output_padding, groups, n);
   at::Tensor grad_input, grad_weight, grad_bias;
-  if (mask[0]) grad_input = at::empty(input.sizes(), input.options());
-  if (mask[1]) grad_weight = at::empty(weight.sizes(), weight.options());
+  if (mask[0]) grad_input = device_empty(input.sizes(), input.options());
+  if (mask[1]) grad_weight = device_empty(weight.sizes(), weight.options());
   if (mask[2]) {
-    grad_bias = at::empty({grad_output.size(1)}, grad_output.options());
+    grad_bias = device_empty({grad_output.size(1)}, grad_output.options());
   }
   const ElementType t = element_type_for(input.scalar_type(), "convolution_backward");
   const ElementType ct =

@@ -10,6 +10,7 @@
 #include "core/runtime.h"
 #include "exec/launcher.h"
 #include "exec/region.h"
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
 
@@ -62,7 +63,7 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   }
   // Partial or strided destination: stage in a fresh tensor, then write
   // through dst's view on the device.
-  at::Tensor staged = at::empty(dst.sizes(), dst.options());
+  at::Tensor staged = device_empty(dst.sizes(), dst.options());
   storage_of(staged.storage())->set_buffer(std::move(buffer), type);
   copy_on_device(dst, staged, "copy_");
 }

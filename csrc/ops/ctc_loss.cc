@@ -30,6 +30,7 @@
 #include "hlo/int_constants.h"
 #include "ops/broadcast.h"
 #include "ops/ctc_loss_kernels.h"
+#include "ops/device_empty.h"
 #include "ops/tensor_program.h"
 
 namespace torch_tpu::ops {
@@ -407,8 +408,8 @@ std::tuple<at::Tensor, at::Tensor> ctc_loss(const at::Tensor& log_probs, const a
   const int64_t max_target =
       check_arguments(log_probs, targets, input_lengths, target_lengths, blank);
   const int64_t T = log_probs.size(0), N = log_probs.size(1), S = 2 * max_target + 1;
-  at::Tensor nll = at::empty({N}, log_probs.options());
-  at::Tensor log_alpha = at::empty({N, T, S}, log_probs.options());
+  at::Tensor nll = device_empty({N}, log_probs.options());
+  at::Tensor log_alpha = device_empty({N, T, S}, log_probs.options());
   if (N == 0) return {nll, log_alpha};
   const at::Tensor lengths = lengths_on_device(input_lengths, target_lengths, log_probs.device());
   TensorProgram program("ctc_loss", shape_key("ctc_loss", blank, S, targets));
@@ -436,7 +437,7 @@ at::Tensor ctc_loss_backward(const at::Tensor& grad, const at::Tensor& log_probs
                   log_alpha.size(2) == S,
               "ctc_loss_backward: expected log_alpha of shape [", N, ", ", T, ", ", S, "], got ",
               log_alpha.sizes());
-  at::Tensor result = at::empty(log_probs.sizes(), log_probs.options());
+  at::Tensor result = device_empty(log_probs.sizes(), log_probs.options());
   if (result.numel() == 0) return result;
   const at::Tensor lengths = lengths_on_device(input_lengths, target_lengths, log_probs.device());
   TensorProgram program(

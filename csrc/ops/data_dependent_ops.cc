@@ -35,6 +35,7 @@
 #include "hlo/int_constants.h"
 #include "hlo/scan.h"
 #include "ops/data_dependent_kernels.h"
+#include "ops/device_empty.h"
 #include "ops/index_kernels.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
@@ -85,7 +86,7 @@ std::vector<int64_t> read_small(const at::Tensor& t) {
 }
 
 at::Tensor long_tensor(at::IntArrayRef sizes, const at::Tensor& like) {
-  return at::empty(sizes, like.options().dtype(at::kLong));
+  return device_empty(sizes, like.options().dtype(at::kLong));
 }
 
 // The number of nonzero elements of `self` (read on the host).
@@ -155,11 +156,11 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
   auto [self_b, mask_b] = at::expand_outplace(self, mask);
   const int64_t n = self_b->numel();
-  if (n == 0) return at::empty({0}, self.options());
+  if (n == 0) return device_empty({0}, self.options());
   const int64_t count = count_nonzero_on_device(*mask_b, op);
-  if (count == 0) return at::empty({0}, self.options());
+  if (count == 0) return device_empty({0}, self.options());
   const int64_t bucket = bucket_for(count, n);
-  at::Tensor result = at::empty({bucket}, self.options());
+  at::Tensor result = device_empty({bucket}, self.options());
   TensorProgram program(op, program_key("masked_select", bucket));
   program.input(*self_b);
   program.input(*mask_b);
@@ -187,7 +188,7 @@ at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int
       "\"repeat_interleave_cpu\" not implemented for '", c10::toString(repeats.scalar_type()), "'");
   TORCH_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
   const int64_t n = repeats.numel();
-  if (n == 0) return at::empty({0}, repeats.options());
+  if (n == 0) return device_empty({0}, repeats.options());
   // Without output_size the total is read back (with the smallest count, to
   // reject negative ones, as CPU does); with it nothing is read, as on CUDA,
   // except in Debug mode, which checks it like CPU.
@@ -210,11 +211,11 @@ at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int
     total = host[0];
   }
   TORCH_CHECK(total >= 0, "Trying to create tensor with negative dimension ", total);
-  if (total == 0) return at::empty({0}, repeats.options());
+  if (total == 0) return device_empty({0}, repeats.options());
   // An explicit output_size is the program's size (the caller fixed it);
   // a size read back is bucketed.
   const int64_t rows = output_size.has_value() ? total : bucket_for(total, INT64_MAX);
-  at::Tensor result = at::empty({rows}, repeats.options());
+  at::Tensor result = device_empty({rows}, repeats.options());
   TensorProgram program(op, program_key("repeat_interleave", rows));
   program.input(repeats);
   program.output(result);
@@ -264,7 +265,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   TORCH_CHECK(range[0] >= 0, "bincount only supports 1-d non-negative integral inputs.");
   const int64_t size = std::max(range[1] + 1, minlength);
   const int64_t rows = bucket_for(size, INT64_MAX);
-  at::Tensor result = at::empty({rows}, self.options().dtype(dtype));
+  at::Tensor result = device_empty({rows}, self.options().dtype(dtype));
   TensorProgram program(op, program_key("bincount", rows, weighted));
   program.input(self);
   if (weighted) program.input(*weights_in);
@@ -297,7 +298,7 @@ UniqueResult unique_rows(const at::Tensor& rows_view, bool consecutive, const ch
   const int64_t n = rows_view.size(0);
   const int64_t m = n == 0 ? 0 : rows_view.numel() / n;
   UniqueResult r;
-  r.values = at::empty(rows_view.sizes(), rows_view.options());
+  r.values = device_empty(rows_view.sizes(), rows_view.options());
   r.inverse = long_tensor({n}, rows_view);
   r.counts = long_tensor({n}, rows_view);
   if (n == 0) return r;
@@ -348,7 +349,7 @@ UniqueResult unique_rows(const at::Tensor& rows_view, bool consecutive, const ch
   const int64_t keep = bucket_for(groups, n);
   if (keep < n) {
     sizes[0] = keep;
-    at::Tensor values = at::empty(sizes, rows_view.options());
+    at::Tensor values = device_empty(sizes, rows_view.options());
     at::Tensor counts = long_tensor({keep}, rows_view);
     TensorProgram compact(op, program_key("unique_keep", keep));
     compact.input(r.values);
@@ -390,7 +391,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_along(const at::Tensor& se
     }
   }
   if (self.numel() == 0) {
-    return {at::empty(self.sizes(), self.options()), long_tensor({0}, self),
+    return {device_empty(self.sizes(), self.options()), long_tensor({0}, self),
             long_tensor({0}, self)};
   }
   // The unique slices come out as rows of a [count, rest...] tensor, viewed

@@ -16,6 +16,7 @@
 #include <ATen/ops/zeros.h>
 
 #include "exec/async_errors.h"
+#include "ops/device_empty.h"
 #include "ops/embedding_bag_kernels.h"
 #include "ops/index_kernels.h"
 
@@ -107,7 +108,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> embedding_bag_forward
   // Reduced-precision weights are summed in float, as CPU's kernel does.
   const at::ScalarType acc = at::toOpMathType(weight.scalar_type());
   if (offsets.numel() > 0) check_offsets(offsets, n);
-  at::Tensor rows = at::empty({0}, weight.options());
+  at::Tensor rows = device_empty({0}, weight.options());
   index_select_as(kOp, IndexErrorClass::kRuntimeError, weight, 0, indices, rows);
   at::Tensor bag = n > 0 && bags > 0 ? offset_to_bag(offsets, bags, n) : at::zeros({n}, longs);
   at::Tensor keep = counted(indices, padding_idx, acc);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/dtype_map.h"
+#include "ops/device_empty.h"
 #include "ops/fft_kernels.h"
 #include "ops/tensor_program.h"
 
@@ -164,7 +165,8 @@ at::Tensor fft_r2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliz
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   const int64_t last = dims.back();
   if (onesided) shape[last] = shape[last] / 2 + 1;
-  at::Tensor out = at::empty(shape, self.options().dtype(c10::toComplexType(self.scalar_type())));
+  at::Tensor out =
+      device_empty(shape, self.options().dtype(c10::toComplexType(self.scalar_type())));
   if (out.numel() == 0) return out;
   const double scale = scale_for(normalization, points(self, dims), false, "_fft_r2c");
   TensorProgram program("_fft_r2c", dims_key("fft_r2c", dims, normalization, onesided));
@@ -195,7 +197,8 @@ at::Tensor fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliz
   const int64_t last = dims.back();
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   shape[last] = last_dim_size;
-  at::Tensor out = at::empty(shape, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  at::Tensor out =
+      device_empty(shape, self.options().dtype(c10::toRealValueType(self.scalar_type())));
   if (out.numel() == 0) return out;
   // The onesided input holds last_dim_size / 2 + 1 points of the last dim.
   const int64_t half = last_dim_size / 2 + 1;

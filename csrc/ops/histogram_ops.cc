@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/device_empty.h"
 #include "ops/histogram_kernels.h"
 
 namespace torch_tpu::ops {
@@ -78,7 +79,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
 
 at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min,
                  const at::Scalar& max) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return histc_out(self, bins, min, max, out);
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/dtype_map.h"
+#include "ops/device_empty.h"
 #include "ops/im2col_kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -159,7 +160,7 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel_size,
 
 at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
                   at::IntArrayRef padding, at::IntArrayRef stride) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return im2col_out(self, kernel_size, dilation, padding, stride, out);
 }
 
@@ -222,7 +223,7 @@ at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size,
 
 at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel_size,
                   at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return col2im_out(self, output_size, kernel_size, dilation, padding, stride, out);
 }
 

@@ -21,6 +21,7 @@
 #include "hlo/int_constants.h"
 #include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/index_bounds.h"
 #include "ops/index_kernels.h"
 #include "ops/out_checks.h"
@@ -180,7 +181,7 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return index_select_out(self, dim, index, out);
 }
 
@@ -421,7 +422,7 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, int64_
   TORCH_CHECK(!sparse, "embedding: sparse gradients are not supported on tpu");
   (void)padding_idx;
   (void)scale_grad_by_freq;
-  at::Tensor flat = at::empty({0}, weight.options());
+  at::Tensor flat = device_empty({0}, weight.options());
   index_select_as("embedding", IndexErrorClass::kIndexError, weight, 0, indices.reshape({-1}),
                   flat);
   std::vector<int64_t> shape = indices.sizes().vec();
@@ -435,7 +436,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   const char* op = "embedding_dense_backward";
   const int64_t dim = grad_output.size(-1);
   const int64_t n = indices.numel();
-  at::Tensor grad = at::empty({num_weights, dim}, grad_output.options());
+  at::Tensor grad = device_empty({num_weights, dim}, grad_output.options());
   if (grad.numel() == 0) return grad;
   if (n == 0) {
     fill_tensor(grad, 0, op);
@@ -595,7 +596,7 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
 }
 
 at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return index_out(self, indices, out);
 }
 
@@ -677,7 +678,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
 }
 
 at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return take_out(self, index, out);
 }
 

@@ -15,6 +15,7 @@
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"
 #include "hlo/scan.h"
+#include "ops/device_empty.h"
 #include "ops/device_findings.h"
 #include "ops/expanded_writes.h"
 #include "ops/index_kernels.h"
@@ -44,7 +45,7 @@ at::Tensor index_along(const at::Tensor& index, int64_t dim, at::IntArrayRef sha
 // index with negative entries counted from the end of a dim of `size`
 // (index_fill's rule), as a new s64 tensor.
 at::Tensor wrap_negative_index(const at::Tensor& index, int64_t size, const char* op) {
-  at::Tensor out = at::empty(index.sizes(), index.options().dtype(at::kLong));
+  at::Tensor out = device_empty(index.sizes(), index.options().dtype(at::kLong));
   if (out.numel() == 0) return out;
   TensorProgram program(op, "wrap_negative_index");
   program.input(index);

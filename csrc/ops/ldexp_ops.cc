@@ -15,6 +15,7 @@
 #include "core/dtype_map.h"
 #include "hlo/int_constants.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/ldexp_kernels.h"
 #include "ops/result_layout.h"
 #include "ops/tensor_program.h"
@@ -89,7 +90,7 @@ at::Tensor& ldexp_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
 }
 
 at::Tensor ldexp(const at::Tensor& self, const at::Tensor& other) {
-  at::Tensor out = at::empty({0}, self.options().dtype(result_dtype(self, other)));
+  at::Tensor out = device_empty({0}, self.options().dtype(result_dtype(self, other)));
   return ops::ldexp_out(self, other, out);
 }
 

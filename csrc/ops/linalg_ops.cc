@@ -7,6 +7,7 @@
 #include "core/dtype_map.h"
 #include "core/runtime.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/out_checks.h"
 #include "ops/tensor_program.h"
@@ -160,7 +161,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   check_mm(self, mat2);
-  at::Tensor out = at::empty({self.size(0), mat2.size(1)}, self.options());
+  at::Tensor out = device_empty({self.size(0), mat2.size(1)}, self.options());
   return mm_out(self, mat2, out);
 }
 
@@ -175,7 +176,7 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
   check_bmm(self, mat2);
-  at::Tensor out = at::empty({self.size(0), self.size(1), mat2.size(2)}, self.options());
+  at::Tensor out = device_empty({self.size(0), self.size(1), mat2.size(2)}, self.options());
   return bmm_out(self, mat2, out);
 }
 
@@ -199,7 +200,7 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const at::Scalar& beta, const at::Scalar& alpha) {
-  at::Tensor out = at::empty({mat1.size(0), mat2.size(1)}, mat1.options());
+  at::Tensor out = device_empty({mat1.size(0), mat2.size(1)}, mat1.options());
   return addmm_out(self, mat1, mat2, beta, alpha, out);
 }
 
@@ -225,7 +226,7 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const 
 
 at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                    const at::Scalar& beta, const at::Scalar& alpha) {
-  at::Tensor out = at::empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.options());
+  at::Tensor out = device_empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.options());
   return baddbmm_out(self, batch1, batch2, beta, alpha, out);
 }
 
@@ -256,7 +257,7 @@ at::Tensor& mv_out(const at::Tensor& self, const at::Tensor& vec, at::Tensor& ou
 }
 
 at::Tensor mv(const at::Tensor& self, const at::Tensor& vec) {
-  at::Tensor out = at::empty({self.size(0)}, self.options());
+  at::Tensor out = device_empty({self.size(0)}, self.options());
   return mv_out(self, vec, out);
 }
 
@@ -271,7 +272,7 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
               "] to have the same number of elements, but got ", self.numel(), " and ",
               other.numel(), " elements respectively");
   refuse_bool(self, "dot");
-  at::Tensor out = at::empty({}, self.options());
+  at::Tensor out = device_empty({}, self.options());
   if (self.numel() == 0) return out.zero_();
   run_product("dot", "dot", out, self, other, nullptr, 0, 1,
               [](hlo::Builder& b, hlo::Value x, hlo::Value y) {

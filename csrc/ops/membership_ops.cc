@@ -9,6 +9,7 @@
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/sort.h>
 
+#include "ops/device_empty.h"
 #include "ops/membership_kernels.h"
 
 namespace torch_tpu::ops {
@@ -23,7 +24,7 @@ void check_dtype(const at::Tensor& t) {
 }
 
 at::Tensor empty_bool(const at::Tensor& like) {
-  return at::empty({0}, like.options().dtype(at::kBool));
+  return device_empty({0}, like.options().dtype(at::kBool));
 }
 
 }  // namespace

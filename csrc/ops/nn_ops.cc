@@ -13,6 +13,7 @@
 #include "core/dtype_map.h"
 #include "exec/eager_mode.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/index_bounds.h"
 #include "ops/kernels.h"
 #include "ops/out_checks.h"
@@ -67,7 +68,7 @@ at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_floa
                               kernel, "\" not implemented for '", self.scalar_type(), "'");
   const at::ScalarType result = half_to_float ? at::kFloat : self.scalar_type();
   if (out.defined()) check_out_dtype(op, out, result);
-  if (!out.defined()) out = at::empty(self.sizes(), self.options().dtype(result));
+  if (!out.defined()) out = device_empty(self.sizes(), self.options().dtype(result));
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
   const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
@@ -84,7 +85,7 @@ at::Tensor softmax_backward_common(const at::Tensor& grad, const at::Tensor& out
                                    at::ScalarType input_dtype, bool log, at::Tensor out) {
   const char* op = log ? "_log_softmax_backward_data" : "_softmax_backward_data";
   dim = c10::maybe_wrap_dim(dim, grad.dim());
-  if (!out.defined()) out = at::empty(grad.sizes(), grad.options().dtype(input_dtype));
+  if (!out.defined()) out = device_empty(grad.sizes(), grad.options().dtype(input_dtype));
   at::native::resize_output(out, grad.sizes());
   if (grad.numel() == 0) return out;
   const ElementType acc = element_type_for(at::toOpMathType(grad.scalar_type()), op);
@@ -186,9 +187,9 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
   }
   const auto shape = self.sizes().vec();
   const bool none = reduction == at::Reduction::None && self.dim() == 2;
-  at::Tensor output =
-      at::empty(none ? std::vector<int64_t>{self.size(0)} : std::vector<int64_t>{}, self.options());
-  at::Tensor total_weight = at::empty({}, self.options());
+  at::Tensor output = device_empty(
+      none ? std::vector<int64_t>{self.size(0)} : std::vector<int64_t>{}, self.options());
+  at::Tensor total_weight = device_empty({}, self.options());
   const ElementType t = element_type_for(self.scalar_type(), "nll_loss");
   TensorProgram program("nll_loss_forward",
                         "nll:" + std::to_string(reduction) + (has_weight ? ":w" : ""));
@@ -237,7 +238,7 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   const bool has_weight = weight.has_value() && weight->defined();
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const auto shape = self.sizes().vec();
-  at::Tensor grad_input = at::empty(self.sizes(), self.options());
+  at::Tensor grad_input = device_empty(self.sizes(), self.options());
   if (self.numel() == 0) return grad_input;
   const ElementType t = element_type_for(self.scalar_type(), "nll_loss_backward");
   TensorProgram program("nll_loss_backward",

@@ -11,6 +11,7 @@
 
 #include "core/dtype_map.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -108,9 +109,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
   const at::ScalarType stat_dtype = has_stats
                                         ? running_mean->scalar_type()
                                         : (has_w ? weight->scalar_type() : input.scalar_type());
-  at::Tensor out = at::empty(input.sizes(), input.options());
-  at::Tensor save_mean = at::empty({training ? C : 0}, input.options().dtype(stat_dtype));
-  at::Tensor save_invstd = at::empty({training ? C : 0}, input.options().dtype(stat_dtype));
+  at::Tensor out = device_empty(input.sizes(), input.options());
+  at::Tensor save_mean = device_empty({training ? C : 0}, input.options().dtype(stat_dtype));
+  at::Tensor save_invstd = device_empty({training ? C : 0}, input.options().dtype(stat_dtype));
   if (input.numel() == 0) return {out, save_mean, save_invstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
@@ -192,9 +193,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
   const auto shape = bn_shape(input);
   at::Tensor gi, gw, gb;
   const at::ScalarType pdtype = has_w ? weight->scalar_type() : input.scalar_type();
-  if (mask[0]) gi = at::empty(input.sizes(), input.options());
-  if (mask[1]) gw = at::empty({C}, input.options().dtype(pdtype));
-  if (mask[2]) gb = at::empty({C}, input.options().dtype(pdtype));
+  if (mask[0]) gi = device_empty(input.sizes(), input.options());
+  if (mask[1]) gw = device_empty({C}, input.options().dtype(pdtype));
+  if (mask[2]) gb = device_empty({C}, input.options().dtype(pdtype));
   if (!mask[0] && !mask[1] && !mask[2]) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType pt = element_type_for(pdtype, op);
@@ -279,9 +280,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
   const auto [M, K] = ln_split(input, normalized_shape, op);
   const bool has_w = defined(weight), has_b = defined(bias);
   const auto sshape = stat_shape(input, normalized_shape.size());
-  at::Tensor out = at::empty(input.sizes(), input.options());
-  at::Tensor mean = at::empty(sshape, input.options());
-  at::Tensor rstd = at::empty(sshape, input.options());
+  at::Tensor out = device_empty(input.sizes(), input.options());
+  at::Tensor mean = device_empty(sshape, input.options());
+  at::Tensor rstd = device_empty(sshape, input.options());
   if (input.numel() == 0) return {out, mean, rstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
@@ -321,9 +322,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   const auto [M, K] = ln_split(input, normalized_shape, op);
   const bool has_w = defined(weight);
   at::Tensor gi, gw, gb;
-  if (mask[0]) gi = at::empty(input.sizes(), input.options());
-  if (mask[1] && has_w) gw = at::empty(weight->sizes(), weight->options());
-  if (mask[2] && defined(bias)) gb = at::empty(bias->sizes(), bias->options());
+  if (mask[0]) gi = device_empty(input.sizes(), input.options());
+  if (mask[1] && has_w) gw = device_empty(weight->sizes(), weight->options());
+  if (mask[2] && defined(bias)) gb = device_empty(bias->sizes(), bias->options());
   const bool want_w = gw.defined(), want_b = gb.defined();
   if (!mask[0] && !want_w && !want_b) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
@@ -377,9 +378,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
               " and num_groups=", group);
   const bool has_w = defined(weight), has_b = defined(bias);
   const int64_t G = group, D = C / G * HxW;
-  at::Tensor out = at::empty(input.sizes(), input.options());
-  at::Tensor mean = at::empty({N, G}, input.options());
-  at::Tensor rstd = at::empty({N, G}, input.options());
+  at::Tensor out = device_empty(input.sizes(), input.options());
+  at::Tensor mean = device_empty({N, G}, input.options());
+  at::Tensor rstd = device_empty({N, G}, input.options());
   if (input.numel() == 0) return {out, mean, rstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
@@ -421,9 +422,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   const bool has_w = defined(weight);
   const int64_t G = group, D = C / G * HxW;
   at::Tensor gi, gw, gb;
-  if (mask[0]) gi = at::empty(input.sizes(), input.options());
-  if (mask[1]) gw = at::empty({C}, input.options());
-  if (mask[2]) gb = at::empty({C}, input.options());
+  if (mask[0]) gi = device_empty(input.sizes(), input.options());
+  if (mask[1]) gw = device_empty({C}, input.options());
+  if (mask[2]) gb = device_empty({C}, input.options());
   if ((!mask[0] && !mask[1] && !mask[2]) || input.numel() == 0) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);

@@ -19,6 +19,7 @@
 #include "core/dtype_map.h"
 #include "hlo/int_constants.h"
 #include "hlo/scan.h"
+#include "ops/device_empty.h"
 #include "ops/order_stat_kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -167,8 +168,8 @@ at::Tensor median_all(const at::Tensor& self, bool ignore_nan) {
     return at::full({}, std::numeric_limits<double>::quiet_NaN(), self.options());
   }
   at::Tensor flat = self.reshape({-1});
-  at::Tensor values = at::empty({}, self.options());
-  at::Tensor indices = at::empty({}, self.options().dtype(at::kLong));
+  at::Tensor values = device_empty({}, self.options());
+  at::Tensor indices = device_empty({}, self.options().dtype(at::kLong));
   median_rows(flat, 0, false, ignore_nan, values, indices);
   return values;
 }
@@ -241,8 +242,8 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
 }
 
 std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor values = at::empty({0}, self.options());
-  at::Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  at::Tensor values = device_empty({0}, self.options());
+  at::Tensor indices = device_empty({0}, self.options().dtype(at::kLong));
   mode_out(self, dim, keepdim, values, indices);
   return {values, indices};
 }

@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "core/dtype_map.h"
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -371,7 +372,7 @@ at::Tensor adaptive_avg_pool2d(const at::Tensor& self, at::IntArrayRef output_si
               self.sizes());
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2");
   const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
-  at::Tensor out = at::empty(out_sizes(self, OH, OW), self.options());
+  at::Tensor out = device_empty(out_sizes(self, OH, OW), self.options());
   return separable_map(op, program_key("adaptive_avg", OH, OW), self, out, adaptive_matrix(H, OH),
                        adaptive_matrix(W, OW), H, W, OH, OW, false);
 }
@@ -380,7 +381,7 @@ at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at:
   const char* op = "adaptive_avg_pool2d_backward";
   const int64_t H = self.size(-2), W = self.size(-1);
   const int64_t OH = grad_output.size(-2), OW = grad_output.size(-1);
-  at::Tensor grad_input = at::empty(self.sizes(), self.options());
+  at::Tensor grad_input = device_empty(self.sizes(), self.options());
   return separable_map(op, program_key("adaptive_avg_bwd", H, W), grad_output, grad_input,
                        adaptive_matrix(H, OH), adaptive_matrix(W, OW), H, W, OH, OW, true);
 }

@@ -17,6 +17,7 @@
 #include "core/dtype_map.h"
 #include "device/generator.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/device_findings.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
@@ -241,8 +242,8 @@ at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
                                                   std::optional<bool> train) {
   TORCH_CHECK(0 <= p && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  at::Tensor out = at::empty(input.sizes(), input.options());
-  at::Tensor mask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+  at::Tensor out = device_empty(input.sizes(), input.options());
+  at::Tensor mask = device_empty(input.sizes(), input.options().dtype(at::kBool));
   if (input.numel() == 0) return {out, mask};
   const bool training = !train.has_value() || *train;
   const ElementType t = element_type_for(input.scalar_type(), "native_dropout");
@@ -280,7 +281,7 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   const at::ScalarType out_type = at::isFloatingType(grad.scalar_type())
                                       ? grad.scalar_type()
                                       : c10::typeMetaToScalarType(c10::get_default_dtype());
-  at::Tensor out = at::empty(grad.sizes(), grad.options().dtype(out_type));
+  at::Tensor out = device_empty(grad.sizes(), grad.options().dtype(out_type));
   if (grad.numel() == 0) return out;
   const ElementType t = element_type_for(out_type, "native_dropout_backward");
   const ElementType c = t == ElementType::kF64 ? t : ElementType::kF32;
@@ -327,7 +328,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
               ": cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   std::vector<int64_t> out_shape{num_samples};
   if (self.dim() == 2) out_shape.insert(out_shape.begin(), rows);
-  at::Tensor out = at::empty(out_shape, self.options().dtype(at::kLong));
+  at::Tensor out = device_empty(out_shape, self.options().dtype(at::kLong));
   if (out.numel() == 0) return out;
   RandomProgram rp(op, program_key("multinomial", num_samples, replacement), gen, draw_device(self),
                    static_cast<uint64_t>(rows * std::max(n, num_samples)));

@@ -11,6 +11,7 @@
 #include "core/dtype_map.h"
 #include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/out_checks.h"
 #include "ops/overload_names.h"
 #include "ops/tensor_program.h"
@@ -215,7 +216,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       at::native::resize_output(a.outs[i], out_shape);
       return a.outs[i];
     }
-    return at::empty(out_shape, self.options().dtype(t));
+    return device_empty(out_shape, self.options().dtype(t));
   };
   results.push_back(make_out(0, out_type));
   if (with_indices) results.push_back(make_out(1, at::kLong));

@@ -15,6 +15,7 @@
 #include "core/dtype_map.h"
 #include "hlo/reduce_identity.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/program_key.h"
 #include "ops/reduction_variant_kernels.h"
 #include "ops/tensor_program.h"
@@ -156,7 +157,7 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   const at::ScalarType result = dtype.value_or(
       at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong
                                                                    : self.scalar_type());
-  at::Tensor out = at::empty({0}, self.options().dtype(result));
+  at::Tensor out = device_empty({0}, self.options().dtype(result));
   return nansum_out(self, dim, keepdim, dtype, out);
 }
 
@@ -178,8 +179,8 @@ std::tuple<at::Tensor, at::Tensor> moments(const char* op, bool take_sqrt, const
     TORCH_WARN(op, "(): degrees of freedom is <= 0. Correction should be strictly less than the ",
                "reduction factor (input numel divided by output numel).");
   }
-  at::Tensor spread = at::empty(shape, self.options());
-  at::Tensor mean = at::empty(shape, self.options());
+  at::Tensor spread = device_empty(shape, self.options());
+  at::Tensor mean = device_empty(shape, self.options());
   if (spread.numel() == 0) return {spread, mean};
   const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
   const auto in_shape = self.sizes().vec();
@@ -228,7 +229,7 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
   // host read is the answer.
   const at::ScalarType common = at::promote_types(self.scalar_type(), other.scalar_type());
   const ElementType t = element_type_for(common, op);
-  at::Tensor result = at::empty({}, self.options().dtype(at::kBool));
+  at::Tensor result = device_empty({}, self.options().dtype(at::kBool));
   TensorProgram program(op, "equal");
   program.input(self);
   program.input(other);
@@ -292,7 +293,7 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
 }
 
 at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = device_empty({0}, self.options());
   return logcumsumexp_out(self, dim, out);
 }
 

@@ -5,7 +5,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 
-#include "ops/kernels.h"
+#include "ops/device_empty.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -57,13 +57,7 @@ std::vector<int64_t> result_strides(at::IntArrayRef shape,
 
 at::Tensor empty_result(at::IntArrayRef shape, const at::TensorOptions& options,
                         c10::ArrayRef<const at::Tensor*> inputs) {
-  if (all_default(inputs)) {
-    // The device's own empty (what at::empty dispatches to), called
-    // directly: this is on every elementwise op's path, and the dispatcher's
-    // round trip cost more than the tensor itself.
-    return empty_memory_format(shape, options.dtype().toScalarType(), std::nullopt,
-                               options.device_opt(), std::nullopt, std::nullopt);
-  }
+  if (all_default(inputs)) return device_empty(shape, options);
   return at::empty_strided(shape, result_strides(shape, inputs), options);
 }
 

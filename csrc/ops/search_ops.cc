@@ -7,6 +7,7 @@
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
+#include "ops/device_empty.h"
 #include "ops/program_key.h"
 #include "ops/search_kernels.h"
 #include "ops/tensor_program.h"
@@ -130,7 +131,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& inp
 at::Tensor searchsorted(const at::Tensor& boundaries, const at::Tensor& input, bool out_int32,
                         bool right, std::optional<c10::string_view> side,
                         const std::optional<at::Tensor>& sorter) {
-  at::Tensor out = at::empty({0}, input.options().dtype(out_int32 ? at::kInt : at::kLong));
+  at::Tensor out = device_empty({0}, input.options().dtype(out_int32 ? at::kInt : at::kLong));
   return searchsorted_out(boundaries, input, out_int32, right, side, sorter, out);
 }
 
@@ -159,7 +160,7 @@ at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries, 
 
 at::Tensor bucketize(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32,
                      bool right) {
-  at::Tensor out = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  at::Tensor out = device_empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
   return bucketize_out(self, boundaries, out_int32, right, out);
 }
 

@@ -5,6 +5,7 @@
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
+#include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
 
@@ -76,7 +77,7 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
     break;
   }
   TORCH_CHECK(first.defined(), "torch.cat(): expected a non-empty list of Tensors");
-  at::Tensor out = at::empty({0}, first.options().dtype(dtype));
+  at::Tensor out = device_empty({0}, first.options().dtype(dtype));
   return cat_out(tensors, dim, out);
 }
 

@@ -7,6 +7,7 @@
 #include "core/dtype_map.h"
 #include "hlo/reduce_identity.h"
 #include "hlo/scan.h"
+#include "ops/device_empty.h"
 #include "ops/out_checks.h"
 #include "ops/program_key.h"
 #include "ops/shape_kernels.h"
@@ -210,7 +211,7 @@ void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indic
 }
 
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
-  at::Tensor out = at::empty(self.sizes(), self.options());
+  at::Tensor out = device_empty(self.sizes(), self.options());
   if (out.numel() == 0) return out;
   std::vector<int64_t> wrapped;
   for (int64_t d : dims) {
@@ -232,7 +233,7 @@ at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef 
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
   TORCH_CHECK(dims.empty() || shifts.size() == dims.size(), "shifts and dimensions must align. ",
               "shifts: ", shifts.size(), ", dims:", dims.size());
-  at::Tensor out = at::empty(self.sizes(), self.options());
+  at::Tensor out = device_empty(self.sizes(), self.options());
   if (out.numel() == 0) return out;
   const bool flat = dims.empty();
   std::vector<int64_t> wrapped;

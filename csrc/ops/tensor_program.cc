@@ -24,6 +24,7 @@
 #include "exec/region.h"
 #include "exec/scalar_buffers.h"
 #include "ops/broadcast.h"
+#include "ops/device_empty.h"
 #include "ops/nan_check.h"
 
 namespace torch_tpu {
@@ -575,7 +576,7 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src, const char* op
 }
 
 at::Tensor compact(const at::Tensor& src) {
-  at::Tensor out = at::empty(src.sizes(), src.options());
+  at::Tensor out = ops::device_empty(src.sizes(), src.options());
   copy_on_device(out, src, "contiguous");
   return out;
 }

@@ -1,7 +1,9 @@
 #include "pjrt/deferred_release.h"
 
+#include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "pjrt/error.h"
@@ -15,67 +17,76 @@ struct Release {
   std::vector<BufferPtr> buffers;
 };
 
-// Past this many pending releases the oldest is awaited by the caller: the
-// device is that many in-place launches behind (the plugin's own bound on
-// executions in flight is far lower).
-constexpr size_t kMaxPending = 4096;
-
-void await_quietly(const Event& done) {
-  try {
-    done.await();
-  } catch (const Error&) {
-    // The execution failed: its error is raised to the user by whoever
-    // tracks its completion (exec/async_errors.h); the buffers go anyway.
-  }
-}
-
-class PendingReleases {
+class ReleaseThread {
  public:
-  // Never destroyed: handles still pending at exit are left to the process
-  // (destroying them during static destruction would call into a plugin
-  // that may already be shutting down).
-  static PendingReleases& get() {
-    static auto* instance = new PendingReleases();
+  // Never destroyed (nor joined): the thread may still be waiting on a
+  // plugin event when static destructors run at exit.
+  static ReleaseThread& get() {
+    static auto* instance = new ReleaseThread();
     return *instance;
   }
 
   void add(Release release) {
-    std::deque<Release> finished;  // dropped after the lock is released
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(release));
-      while (!queue_.empty() && (queue_.size() > kMaxPending || queue_.front().done->is_ready())) {
-        finished.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
+    std::unique_lock<std::mutex> lock(mu_);
+    queue_.push_back(std::move(release));
+    // While the thread awaits an earlier event it needs no wake-up: it looks
+    // at the queue again before sleeping.
+    if (idle_) {
+      lock.unlock();
+      wake_.notify_one();
     }
-    for (const Release& r : finished) await_quietly(*r.done);
   }
 
   void drain() {
-    std::deque<Release> pending;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending.swap(queue_);
-    }
-    for (const Release& r : pending) await_quietly(*r.done);
+    std::unique_lock<std::mutex> lock(mu_);
+    drained_.wait(lock, [&] { return queue_.empty() && idle_; });
   }
 
  private:
+  ReleaseThread() {
+    std::thread([this] { run(); }).detach();
+  }
+
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      if (queue_.empty()) {
+        idle_ = true;
+        drained_.notify_all();
+        wake_.wait(lock, [&] { return !queue_.empty(); });
+        idle_ = false;
+      }
+      Release release = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      try {
+        release.done->await();
+      } catch (const Error&) {
+        // The execution failed: its error is raised to the user by whoever
+        // tracks its completion (exec/async_errors.h); the buffers go anyway.
+      }
+      release = Release{};
+      lock.lock();
+    }
+  }
+
   std::mutex mu_;
-  std::deque<Release> queue_;  // in launch order, so the oldest finish first
+  std::condition_variable wake_;
+  std::condition_variable drained_;
+  std::deque<Release> queue_;
+  bool idle_ = false;
 };
 
 }  // namespace
 
 void release_when_done(EventPtr done, std::vector<BufferPtr> buffers) {
   if (!done || buffers.empty() || in_forked_child()) return;
-  PendingReleases::get().add(Release{std::move(done), std::move(buffers)});
+  ReleaseThread::get().add(Release{std::move(done), std::move(buffers)});
 }
 
 void drain_deferred_releases() {
   if (in_forked_child()) return;
-  PendingReleases::get().drain();
+  ReleaseThread::get().drain();
 }
 
 }  // namespace torch_tpu::pjrt

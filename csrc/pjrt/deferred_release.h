@@ -1,4 +1,4 @@
-// Dropping donated buffer handles without waiting for the device.
+// Dropping buffer handles off the caller's thread.
 //
 // PJRT_Buffer_Destroy on a buffer that was donated to an execution blocks
 // until that execution has taken the donation, which the CPU plugin does
@@ -6,12 +6,9 @@
 // A caller that drops such a handle right after launching (an in-place op,
 // a compiled graph rewriting its inputs) would wait for the device each
 // time, and no launch could run ahead of the device. Those handles are
-// handed here instead and kept until the execution's completion event has
-// fired (by then the donation was taken and the destroy returns at once):
-// each hand-over drops the handles of executions that have finished since,
-// on the caller's thread. (A background thread did this before; waking it
-// for every in-place op cost more than the op.) A handle left pending holds
-// no device memory: the donation moved that to the execution's result.
+// handed here instead and dropped on a background thread once the
+// execution's completion event fires (by then the donation was taken and
+// the destroy returns at once).
 #pragma once
 
 #include <vector>
@@ -21,13 +18,13 @@
 
 namespace torch_tpu::pjrt {
 
-// Keeps `buffers` until `done` has fired (with or without an error); they
-// are dropped by a later call once it has. With no event the buffers are
-// dropped here. In a forked child they are dropped here too (they are never
-// destroyed there: see fork_guard.h).
+// Keeps `buffers` until `done` fires (with or without an error), then drops
+// them on the release thread. With no event the buffers are dropped here.
+// In a forked child they are dropped here too (they are never destroyed
+// there: see fork_guard.h).
 void release_when_done(EventPtr done, std::vector<BufferPtr> buffers);
 
-// Waits for every pending release's event and drops its buffers (tests).
+// Blocks until every release handed over so far has been done (tests).
 void drain_deferred_releases();
 
 }  // namespace torch_tpu::pjrt
