@@ -37,6 +37,10 @@ int64_t memory_limit_override() {
 
 std::once_flag init_flag;
 Runtime* instance = nullptr;
+// `instance` once initialized: get() runs several times per op, and
+// std::call_once costs a thread-local set-up and a pthread_once call even
+// after the first.
+std::atomic<Runtime*> ready_instance{nullptr};
 std::atomic<int> device_count_at_init{0};
 }  // namespace
 
@@ -55,11 +59,13 @@ int Runtime::visible_device_count() {
 
 Runtime& Runtime::get() {
   TORCH_CHECK(!in_bad_fork(), pjrt::forked_child_message());
+  if (Runtime* ready = ready_instance.load(std::memory_order_acquire)) return *ready;
   // A failed initialization is retried on the next call (call_once only
   // completes when the callable returns normally).
   std::call_once(init_flag, [] {
     instance = new Runtime();
     device_count_at_init = instance->device_count();
+    ready_instance.store(instance, std::memory_order_release);
   });
   return *instance;
 }

@@ -8,6 +8,7 @@
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -537,6 +538,14 @@ Value trigamma_value(Builder& b, const Inputs& in, Value x) {
   return b.select(reflect, b.unary("negate", result), result);
 }
 
+// The ops reject_kernel_dtypes has rules for.
+bool has_kernel_dtype_rules(const std::string& name) {
+  static const std::unordered_set<std::string> ops = {
+      "bitwise_left_shift", "bitwise_right_shift", "gcd",     "lcm",
+      "logaddexp",          "logaddexp2",          "signbit", "heaviside"};
+  return ops.count(name) > 0;
+}
+
 // The dtypes CPU's kernels for these ops reject (their dispatch macros raise
 // NotImplementedError naming the kernel), and heaviside's same-dtype rule.
 void reject_kernel_dtypes(const std::string& name, at::ScalarType compute,
@@ -1052,6 +1061,7 @@ std::vector<std::string> overloads() {
 // out of the schema each time is measurable next to a small launch.
 struct ArgInfo {
   std::string name;
+  bool is_self = false;          // name == "self" (read on every call)
   bool is_out = false;           // out= / grad_input= (not for in-place ops)
   bool is_scalar = false;        // a Scalar or float argument
   bool optional_factor = false;  // alpha/value: left out when it is 1
@@ -1088,7 +1098,32 @@ struct OverloadInfo {
   // The op has checks of its own in check_op_arguments (most have none,
   // and skip them).
   bool has_argument_checks = false;
+  // The ops run_elementwise treats specially, named once here: it runs on
+  // every call, and comparing `name` to each was a measurable part of it.
+  bool is_div = false;
+  bool is_floor_divide = false;
+  bool is_abs = false;
+  bool is_nan_to_num = false;
+  bool is_masked_fill = false;
+  bool is_nextafter = false;
+  bool is_pow = false;
+  bool has_kernel_dtype_rules = false;  // see reject_kernel_dtypes
 };
+
+// An overload's part of the cache key as this thread's last call without
+// attributes built it, and what it was built from (packed: run_elementwise).
+// A loop calling the op with the same dtypes copies it instead of building
+// it again. Per thread: an OverloadInfo is shared by every thread that
+// calls the overload.
+struct LastOpKey {
+  uint64_t source = ~uint64_t{0};
+  std::string key;
+};
+
+LastOpKey& last_op_key(const OverloadInfo& info) {
+  thread_local std::unordered_map<const OverloadInfo*, LastOpKey> keys;
+  return keys[&info];
+}
 
 // Scalar and float arguments (logit's eps, softplus's beta) are runtime
 // scalars of the op, like Python numbers passed as Scalar.
@@ -1122,9 +1157,18 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
       "sub",      "addcdiv", "clamp", "gelu", "gelu_backward", "where", "masked_fill",
       "hardtanh", "pow",     "abs",   "div",  "round",         "lerp"};
   info.has_argument_checks = checked_ops.count(info.name) > 0;
+  info.is_div = info.name == "div";
+  info.is_floor_divide = info.name == "floor_divide";
+  info.is_abs = info.name == "abs";
+  info.is_nan_to_num = info.name == "nan_to_num";
+  info.is_masked_fill = info.name == "masked_fill";
+  info.is_nextafter = info.name == "nextafter";
+  info.is_pow = info.name == "pow";
+  info.has_kernel_dtype_rules = has_kernel_dtype_rules(info.name);
   for (const auto& arg : schema.arguments()) {
     ArgInfo a;
     a.name = arg.name();
+    a.is_self = a.name == "self";
     a.is_out = arg.alias_info() && arg.alias_info()->isWrite() && !info.inplace;
     a.is_scalar = is_scalar_type(arg.type());
     a.optional_factor = (a.name == "alpha" && (info.name == "add" || info.name == "sub")) ||
@@ -1437,13 +1481,13 @@ c10::SmallVector<const at::Tensor*, 4> layout_inputs(const OverloadInfo& info,
     } else {
       continue;
     }
-    if (o.arg->name == "self" && info.self_first_in_layout) {
+    if (o.arg->is_self && info.self_first_in_layout) {
       inputs.insert(inputs.begin(), t);
     } else {
       inputs.push_back(t);
     }
   }
-  if (info.name == "pow" && !find_operand(operands, "self")->tensor) inputs.clear();
+  if (info.is_pow && !find_operand(operands, "self")->tensor) inputs.clear();
   return inputs;
 }
 
@@ -1482,7 +1526,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   for (const auto& o : operands) {
     if (o.tensor) shape = at::infer_size_dimvector(shape, o.tensor->sizes());
     if (o.is_tensor && first_tpu == nullptr) first_tpu = o.tensor;
-    if (o.arg->name == "self" && o.tensor) self_tensor = o.tensor;
+    if (o.arg->is_self && o.tensor) self_tensor = o.tensor;
     if (!o.arg->promotes) continue;
     state = o.tensor ? at::native::update_result_type_state(*o.tensor, state)
                      : at::native::update_result_type_state(o.scalar, state);
@@ -1494,17 +1538,17 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   if (def.result == ResultDtype::kSelf) promoted = self_tensor->scalar_type();
   const at::ScalarType common = promoted;
   at::ScalarType compute = promoted;
-  const bool true_division = name != "div" || !attrs.count("rounding_mode");
+  const bool true_division = !info.is_div || !attrs.count("rounding_mode");
   if (def.result == ResultDtype::kFloat && true_division &&
       at::isIntegralType(compute, /*includeBool=*/true)) {
     compute = c10::typeMetaToScalarType(c10::get_default_dtype());
     promoted = compute;
   }
   at::ScalarType result_dtype = def.result == ResultDtype::kBool ? at::kBool : compute;
-  if (name == "abs" && at::isComplexType(compute)) result_dtype = c10::toRealValueType(compute);
-  const bool masked_fill_expanded = inplace && name == "masked_fill" &&
+  if (info.is_abs && at::isComplexType(compute)) result_dtype = c10::toRealValueType(compute);
+  const bool masked_fill_expanded = inplace && info.is_masked_fill &&
                                     at::has_internal_overlap(*self_tensor) == at::MemOverlap::Yes;
-  const bool integer_nan_to_num = name == "nan_to_num" && !at::isFloatingType(result_dtype);
+  const bool integer_nan_to_num = info.is_nan_to_num && !at::isFloatingType(result_dtype);
   if (inplace && !masked_fill_expanded && !integer_nan_to_num) {
     // (TensorIterator checks overlaps before it looks at dtypes)
     check_write_overlaps(*self_tensor, operands);
@@ -1518,14 +1562,14 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
               "result type ", common, " can't be cast to the desired output type ",
               self_tensor->scalar_type());
   check_call(info, operands, attrs, common, out);
-  {
+  if (info.has_kernel_dtype_rules) {
     c10::SmallVector<at::ScalarType, 2> tensor_dtypes;
     for (const auto& o : operands) {
       if (o.is_tensor) tensor_dtypes.push_back(o.tensor->scalar_type());
     }
     reject_kernel_dtypes(name, compute, tensor_dtypes);
   }
-  if (name == "nan_to_num") {
+  if (info.is_nan_to_num) {
     // Integers have no NaN or infinity: a copy, whatever the replacements
     // are (CPU never converts them, so out-of-range values are fine).
     if (!at::isFloatingType(result_dtype)) {
@@ -1588,30 +1632,58 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   // step of the floor division, c10::div_floor_floating on Half/BFloat16;
   // nextafter steps in the narrow type.)
   const bool rounding_division =
-      name == "floor_divide" || (name == "div" && attrs.count("rounding_mode"));
-  const bool narrow_quotient = (rounding_division && !opmath_other) || name == "nextafter";
+      info.is_floor_divide || (info.is_div && attrs.count("rounding_mode"));
+  const bool narrow_quotient = (rounding_division && !opmath_other) || info.is_nextafter;
   const at::ScalarType opmath = reduced_float && !narrow_quotient ? at::kFloat : compute;
   const hlo::ElementType ctype = element_type_for(opmath, op_name.c_str());
   const hlo::ElementType ptype = element_type_for(promoted, op_name.c_str());
   KeyBuffer key_buffer;
   std::string& key = key_buffer.str();
-  key += info.key_prefix;
-  key += ':';
-  key += hlo::mlir_name(ctype);
-  key += ':';
-  key += hlo::mlir_name(ptype);
-  for (const auto& o : operands) {
-    key += ':';
-    key += o.arg->name;
-    key += o.is_tensor ? "=t" : "=s";
+  // What the op's part of the key is built from, packed: 8 bits per type,
+  // 1 for opmath_other, 4 for the operand count, then 5 per operand (its
+  // argument's index in info.args, < 16, and whether it is a tensor), for
+  // up to 8 operands and no attributes; anything else is built every time
+  // (all ones stands for "not packed", which no packing reaches).
+  uint64_t key_source = ~uint64_t{0};
+  if (attrs.empty() && operands.size() <= 8) {
+    key_source = static_cast<uint64_t>(ctype) | static_cast<uint64_t>(ptype) << 8 |
+                 static_cast<uint64_t>(opmath_other) << 16 |
+                 static_cast<uint64_t>(operands.size()) << 17;
+    for (size_t i = 0; i < operands.size() && key_source != ~uint64_t{0}; ++i) {
+      const auto arg = static_cast<uint64_t>(operands[i].arg - info.args.data());
+      if (arg >= 16) {
+        key_source = ~uint64_t{0};
+      } else {
+        key_source |= (arg << 1 | static_cast<uint64_t>(operands[i].is_tensor)) << (21 + 5 * i);
+      }
+    }
   }
-  for (const auto& [k, v] : attrs) {
+  LastOpKey* last = key_source != ~uint64_t{0} ? &last_op_key(info) : nullptr;
+  if (last != nullptr && last->source == key_source) {
+    key = last->key;
+  } else {
+    key += info.key_prefix;
     key += ':';
-    key += k;
-    key += '=';
-    key += v;
+    key += hlo::mlir_name(ctype);
+    key += ':';
+    key += hlo::mlir_name(ptype);
+    for (const auto& o : operands) {
+      key += ':';
+      key += o.arg->name;
+      key += o.is_tensor ? "=t" : "=s";
+    }
+    for (const auto& [k, v] : attrs) {
+      key += ':';
+      key += k;
+      key += '=';
+      key += v;
+    }
+    if (opmath_other) key += ":opmath_other";
+    if (last != nullptr) {
+      last->key = key;
+      last->source = key_source;
+    }
   }
-  if (opmath_other) key += ":opmath_other";
   TensorProgram program(op_name.c_str(), TensorProgram::BorrowedKey{key});
   // Integer division by zero raises, as on CPU: a scalar divisor here, a
   // tensor's zeros on the device (raised at the next host read).
@@ -1768,13 +1840,20 @@ class LazyOverload {
  public:
   explicit LazyOverload(c10::OperatorHandle op) : op_(std::move(op)) {}
   const OverloadInfo& get() {
-    std::call_once(once_, [this] { info_ = describe_overload(op_); });
+    // (std::call_once costs a thread-local set-up and a pthread_once call
+    // on every call, and this runs on every one of the op's calls)
+    if (ready_.load(std::memory_order_acquire)) return info_;
+    std::call_once(once_, [this] {
+      info_ = describe_overload(op_);
+      ready_.store(true, std::memory_order_release);
+    });
     return info_;
   }
 
  private:
   c10::OperatorHandle op_;
   std::once_flag once_;
+  std::atomic<bool> ready_{false};
   OverloadInfo info_;
 };
 
