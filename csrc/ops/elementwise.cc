@@ -538,37 +538,43 @@ Value trigamma_value(Builder& b, const Inputs& in, Value x) {
   return b.select(reflect, b.unary("negate", result), result);
 }
 
-// The ops reject_kernel_dtypes has rules for.
-bool has_kernel_dtype_rules(const std::string& name) {
-  static const std::unordered_set<std::string> ops = {
-      "bitwise_left_shift", "bitwise_right_shift", "gcd",     "lcm",
-      "logaddexp",          "logaddexp2",          "signbit", "heaviside"};
-  return ops.count(name) > 0;
+// The dtypes CPU's kernel for an op rejects (its dispatch macro raises
+// NotImplementedError naming the kernel), signbit's refusal of complex
+// numbers and heaviside's same-dtype rule: worked out once per overload
+// (kernel_dtype_rule), checked on each call (reject_kernel_dtypes).
+struct KernelDtypeRule {
+  const char* kernel = nullptr;  // the kernel takes integers only, or floats
+  bool wants_float = false;      // (the latter)
+  bool no_complex = false;       // signbit
+  bool same_dtypes = false;      // heaviside
+  bool any() const { return kernel != nullptr || no_complex || same_dtypes; }
+};
+
+KernelDtypeRule kernel_dtype_rule(const std::string& name) {
+  KernelDtypeRule rule;
+  if (name == "bitwise_left_shift") rule.kernel = "lshift_cpu";
+  if (name == "bitwise_right_shift") rule.kernel = "rshift_cpu";
+  if (name == "gcd") rule.kernel = "gcd_cpu";
+  if (name == "lcm") rule.kernel = "lcm_cpu";
+  if (name == "logaddexp") rule.kernel = "logaddexp_cpu";
+  if (name == "logaddexp2") rule.kernel = "logaddexp2_cpu";
+  rule.wants_float = name == "logaddexp" || name == "logaddexp2";
+  rule.no_complex = name == "signbit";
+  rule.same_dtypes = name == "heaviside";
+  return rule;
 }
 
-// The dtypes CPU's kernels for these ops reject (their dispatch macros raise
-// NotImplementedError naming the kernel), and heaviside's same-dtype rule.
-void reject_kernel_dtypes(const std::string& name, at::ScalarType compute,
+void reject_kernel_dtypes(const KernelDtypeRule& rule, at::ScalarType compute,
                           c10::ArrayRef<at::ScalarType> tensor_dtypes) {
-  auto kernel = [&]() -> const char* {
-    if (name == "bitwise_left_shift") return "lshift_cpu";
-    if (name == "bitwise_right_shift") return "rshift_cpu";
-    if (name == "gcd") return "gcd_cpu";
-    if (name == "lcm") return "lcm_cpu";
-    if (name == "logaddexp") return "logaddexp_cpu";
-    if (name == "logaddexp2") return "logaddexp2_cpu";
-    return nullptr;
-  }();
-  if (kernel != nullptr) {
+  if (rule.kernel != nullptr) {
     const bool integral = at::isIntegralType(compute, /*includeBool=*/false);
     const bool floating = at::isFloatingType(compute);
-    const bool wants_float = name == "logaddexp" || name == "logaddexp2";
-    TORCH_CHECK_NOT_IMPLEMENTED(wants_float ? floating : integral, "\"", kernel,
+    TORCH_CHECK_NOT_IMPLEMENTED(rule.wants_float ? floating : integral, "\"", rule.kernel,
                                 "\" not implemented for '", c10::toString(compute), "'");
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(name != "signbit" || !at::isComplexType(compute),
+  TORCH_CHECK_NOT_IMPLEMENTED(!rule.no_complex || !at::isComplexType(compute),
                               "signbit is not implemented for complex tensors.");
-  if (name == "heaviside") {
+  if (rule.same_dtypes) {
     TORCH_CHECK(tensor_dtypes.size() < 2 || tensor_dtypes[0] == tensor_dtypes[1],
                 "heaviside is not yet implemented for tensors with different dtypes.");
   }
@@ -1107,7 +1113,7 @@ struct OverloadInfo {
   bool is_masked_fill = false;
   bool is_nextafter = false;
   bool is_pow = false;
-  bool has_kernel_dtype_rules = false;  // see reject_kernel_dtypes
+  KernelDtypeRule kernel_dtype_rule;
 };
 
 // An overload's part of the cache key as this thread's last call without
@@ -1164,7 +1170,7 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.is_masked_fill = info.name == "masked_fill";
   info.is_nextafter = info.name == "nextafter";
   info.is_pow = info.name == "pow";
-  info.has_kernel_dtype_rules = has_kernel_dtype_rules(info.name);
+  info.kernel_dtype_rule = kernel_dtype_rule(info.name);
   for (const auto& arg : schema.arguments()) {
     ArgInfo a;
     a.name = arg.name();
@@ -1562,12 +1568,12 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
               "result type ", common, " can't be cast to the desired output type ",
               self_tensor->scalar_type());
   check_call(info, operands, attrs, common, out);
-  if (info.has_kernel_dtype_rules) {
+  if (info.kernel_dtype_rule.any()) {
     c10::SmallVector<at::ScalarType, 2> tensor_dtypes;
     for (const auto& o : operands) {
       if (o.is_tensor) tensor_dtypes.push_back(o.tensor->scalar_type());
     }
-    reject_kernel_dtypes(name, compute, tensor_dtypes);
+    reject_kernel_dtypes(info.kernel_dtype_rule, compute, tensor_dtypes);
   }
   if (info.is_nan_to_num) {
     // Integers have no NaN or infinity: a copy, whatever the replacements

@@ -50,8 +50,7 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim);
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out);
 
-// linalg_ops.cc
-at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2);
+// attention_ops.cc
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
            at::Tensor, at::Tensor>
 scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Tensor& key,
@@ -59,6 +58,9 @@ scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Ten
                                           const std::optional<at::Tensor>& attn_bias,
                                           double dropout_p, bool is_causal, bool return_debug_mask,
                                           std::optional<double> scale);
+
+// linalg_ops.cc
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2);
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2);
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);

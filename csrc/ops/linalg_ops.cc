@@ -100,14 +100,18 @@ bool is_transposed_weight_product(const at::Tensor& mat1, const at::Tensor& mat2
          mat2.stride(1) == mat2.size(0) && Runtime::get().device_memory_is_host();
 }
 
-std::string product_key(const char* op, const at::Tensor& mat1, const at::Tensor& mat2) {
-  return is_transposed_weight_product(mat1, mat2) ? std::string(op) + ":wt" : std::string(op);
-}
+// A 2-d product's (mm, addmm) cache key and contraction, decided once per
+// call: the transposed-weight form where it applies.
+struct Product2d {
+  std::string key;
+  hlo::Value (*contract)(hlo::Builder&, hlo::Value, hlo::Value);
+};
 
-using Contract = hlo::Value (*)(hlo::Builder&, hlo::Value, hlo::Value);
-
-Contract matmul2d_for(const at::Tensor& mat1, const at::Tensor& mat2) {
-  return is_transposed_weight_product(mat1, mat2) ? matmul2d_transposed_rhs : matmul2d;
+Product2d product_2d(const char* op, const at::Tensor& mat1, const at::Tensor& mat2) {
+  if (is_transposed_weight_product(mat1, mat2)) {
+    return {std::string(op) + ":wt", matmul2d_transposed_rhs};
+  }
+  return {op, matmul2d};
 }
 
 hlo::Value matmul3d(hlo::Builder& b, hlo::Value x, hlo::Value y) {
@@ -154,8 +158,8 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   check_product_out("mm", out, self);
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
   if (self.size(1) == 0) return out.zero_();
-  run_product("mm", product_key("mm", self, mat2), out, self, mat2, nullptr, 0, 1,
-              matmul2d_for(self, mat2));
+  const Product2d product = product_2d("mm", self, mat2);
+  run_product("mm", product.key, out, self, mat2, nullptr, 0, 1, product.contract);
   return out;
 }
 
@@ -193,8 +197,8 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
     input = self.clone();  // the product reads input while out is written
   }
   at::native::resize_output(out, shape);
-  run_product("addmm", product_key("addmm", mat1, mat2), out, mat1, mat2, &input, beta, alpha,
-              matmul2d_for(mat1, mat2));
+  const Product2d product = product_2d("addmm", mat1, mat2);
+  run_product("addmm", product.key, out, mat1, mat2, &input, beta, alpha, product.contract);
   return out;
 }
 
