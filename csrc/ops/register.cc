@@ -14,6 +14,7 @@
 #include "ops/elementwise.h"
 #include "ops/embedding_bag_kernels.h"
 #include "ops/fft_kernels.h"
+#include "ops/foreach_ops.h"
 #include "ops/histogram_kernels.h"
 #include "ops/im2col_kernels.h"
 #include "ops/index_kernels.h"
@@ -302,6 +303,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));
   m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr_));
+  register_foreach_ops(m);
   m.impl("ldexp.Tensor", TORCH_FN(ldexp));
   m.impl("ldexp_", TORCH_FN(ldexp_));
   m.impl("ldexp.out", TORCH_FN(ldexp_out));
