@@ -20,6 +20,8 @@ namespace torch_tpu::hlo {
 struct Value {
   int id = -1;  // index into the builder's value table
   TensorType type;
+  // False for a default-made Value (an optional operand left out).
+  bool valid() const { return id >= 0; }
 };
 
 enum class Compare { kEQ, kNE, kLT, kLE, kGT, kGE };

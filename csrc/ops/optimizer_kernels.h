@@ -31,5 +31,14 @@ void fused_adamw_tensor_lr_(at::TensorList params, at::TensorList grads, at::Ten
                             double beta2, double weight_decay, double eps, bool amsgrad,
                             bool maximize, const std::optional<at::Tensor>& grad_scale,
                             const std::optional<at::Tensor>& found_inf);
+void fused_sgd_(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers,
+                double weight_decay, double momentum, double lr, double dampening, bool nesterov,
+                bool maximize, bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+                const std::optional<at::Tensor>& found_inf);
+void fused_sgd_tensor_lr_(at::TensorList params, at::TensorList grads,
+                          at::TensorList momentum_buffers, double weight_decay, double momentum,
+                          const at::Tensor& lr, double dampening, bool nesterov, bool maximize,
+                          bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+                          const std::optional<at::Tensor>& found_inf);
 
 }  // namespace torch_tpu::ops

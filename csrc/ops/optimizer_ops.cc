@@ -1,5 +1,5 @@
-// torch.optim's fused kernels: _fused_adam_ and _fused_adamw_ (what
-// Adam/AdamW(fused=True) call). The whole parameter list is updated by one
+// torch.optim's fused kernels: _fused_adam_, _fused_adamw_ and _fused_sgd_
+// (what Adam/AdamW/SGD(fused=True) call). The whole parameter list is updated by one
 // program, so a step is one launch however many tensors the model has.
 #include <ATen/ops/empty.h>
 
@@ -16,6 +16,41 @@ using hlo::Compare;
 using hlo::ElementType;
 using hlo::Value;
 
+// What every fused optimizer does with a GradScaler's tensors, as CPU's and
+// CUDA's kernels do it: the gradient is divided by `grad_scale` and the
+// unscaled gradient is written back to `grads`; a nonzero `found_inf` skips
+// the whole step (every tensor, gradients included, stays as it was).
+struct GradScaling {
+  Value scale, found_inf;  // invalid when absent
+
+  // The gradient (in the math type) unscaled.
+  Value unscale(Builder& b, Value g, const std::vector<int64_t>& dims) const {
+    if (!scale.valid()) return g;
+    return b.binary("divide", g, b.splat(b.convert(b.reshape(scale, {}), g.type.element), dims));
+  }
+  // `updated` (the math type) as the stored element type of `old`, or `old`
+  // where found_inf says to skip.
+  Value store(Builder& b, Value updated, Value old) const {
+    Value u = b.convert(updated, old.type.element);
+    if (!found_inf.valid()) return u;
+    Value skip = b.compare(Compare::kNE, b.convert(b.reshape(found_inf, {}), ElementType::kF32),
+                           b.constant(ElementType::kF32, 0));
+    return b.select(b.splat(skip, old.type.dims), old, u);
+  }
+};
+
+// The type a fused optimizer computes in: float64 for float64 parameters,
+// float32 otherwise (half/bfloat16 parameters update in float32, as on CPU).
+ElementType math_type(const Value& param) {
+  return param.type.element == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32;
+}
+
+void check_lists(const char* op, size_t n, std::initializer_list<size_t> sizes) {
+  for (size_t size : sizes) {
+    TORCH_CHECK(size == n, op, ": all tensor lists must have the same length");
+  }
+}
+
 void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::TensorList grads,
                        at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
                        at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
@@ -24,14 +59,15 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
                        const std::optional<at::Tensor>& grad_scale,
                        const std::optional<at::Tensor>& found_inf) {
   const size_t n = params.size();
-  TORCH_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n &&
-                  state_steps.size() == n && (!amsgrad || max_exp_avg_sqs.size() == n),
-              op, ": all tensor lists must have the same length");
+  check_lists(op, n, {grads.size(), exp_avgs.size(), exp_avg_sqs.size(), state_steps.size()});
+  if (amsgrad) check_lists(op, n, {max_exp_avg_sqs.size()});
   if (n == 0) return;
   const bool has_scale = grad_scale.has_value() && grad_scale->defined();
   const bool has_inf = found_inf.has_value() && found_inf->defined();
+  // Whether weight decay applies changes the program; its value does not.
+  const bool decays = weight_decay != 0;
   TensorProgram program(op, program_key("fused_adam", adamw, amsgrad, maximize, has_scale, has_inf,
-                                        lr_tensor != nullptr, static_cast<int64_t>(n)));
+                                        lr_tensor != nullptr, decays, static_cast<int64_t>(n)));
   // Hyper-parameters are runtime scalars: a scheduler changing lr does not
   // recompile.
   for (double h : {lr, beta1, beta2, weight_decay, eps}) program.scalar(h, ElementType::kF64);
@@ -52,30 +88,31 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
     program.output(exp_avgs[i]);
     program.output(exp_avg_sqs[i]);
     if (amsgrad) program.output(max_exp_avg_sqs[i]);
+    if (has_scale) program.output(grads[i]);
   }
   program.run([&](Builder& b, const std::vector<Value>& in) {
     size_t k = 5;
     Value lr_v =
         lr_tensor != nullptr ? b.convert(b.reshape(in[k++], {}), ElementType::kF64) : in[0];
-    Value scale_v = has_scale ? in[k++] : Value{};
-    Value inf_v = has_inf ? in[k++] : Value{};
+    GradScaling scaling;
+    if (has_scale) scaling.scale = in[k++];
+    if (has_inf) scaling.found_inf = in[k++];
     std::vector<Value> results;
     for (size_t i = 0; i < n; ++i) {
       const Value* t = &in[k + i * per];
       Value param = t[0], grad = t[1], m = t[2], v = t[3];
       Value vmax = amsgrad ? t[4] : Value{};
       Value step = b.reshape(t[amsgrad ? 5 : 4], {});
-      const ElementType pt = param.type.element;
-      const ElementType c = pt == ElementType::kF64 ? pt : ElementType::kF32;
+      const ElementType c = math_type(param);
       const auto dims = param.type.dims;
       auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
       auto C = [&](double x) { return b.splat(b.constant(c, x), dims); };
-      Value p = b.convert(param, c), g = b.convert(grad, c);
+      Value p = b.convert(param, c);
       Value mc = b.convert(m, c), vc = b.convert(v, c);
-      if (has_scale) g = b.binary("divide", g, S(b.reshape(scale_v, {})));
-      if (maximize) g = b.unary("negate", g);
+      Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
+      Value g = maximize ? b.unary("negate", unscaled) : unscaled;
       Value lr_c = S(lr_v), b1 = S(in[1]), b2 = S(in[2]), wd = S(in[3]), eps_c = S(in[4]);
-      if (weight_decay != 0) {
+      if (decays) {
         if (adamw) {
           p = b.binary("multiply", p, b.binary("subtract", C(1), b.binary("multiply", lr_c, wd)));
         } else {
@@ -102,20 +139,89 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
       Value step_size = b.binary("divide", lr_c, bc1);
       Value p_new =
           b.binary("subtract", p, b.binary("multiply", step_size, b.binary("divide", mc, denom)));
-      std::vector<Value> updated{p_new, mc, vc};
-      if (amsgrad) updated.push_back(vmax_new);
-      std::vector<Value> old{param, m, v};
-      if (amsgrad) old.push_back(vmax);
-      for (size_t j = 0; j < updated.size(); ++j) {
-        Value u = b.convert(updated[j], old[j].type.element);
-        if (has_inf) {
-          // An inf/NaN found by the grad scaler skips the whole step.
-          Value skip = b.compare(Compare::kNE, b.convert(b.reshape(inf_v, {}), ElementType::kF32),
-                                 b.constant(ElementType::kF32, 0));
-          u = b.select(b.splat(skip, dims), old[j], u);
+      results.push_back(scaling.store(b, p_new, param));
+      results.push_back(scaling.store(b, mc, m));
+      results.push_back(scaling.store(b, vc, v));
+      if (amsgrad) results.push_back(scaling.store(b, vmax_new, vmax));
+      if (has_scale) results.push_back(scaling.store(b, unscaled, grad));
+    }
+    return results;
+  });
+}
+
+// SGD as torch.optim.SGD(fused=True) calls it: with momentum, the buffers
+// are updated (or, on the first step, set to the gradient) and the step
+// follows them (nesterov: the gradient plus momentum times the buffer);
+// without momentum there are no buffers.
+void fused_sgd_common(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers,
+                      double weight_decay, double momentum, const at::Tensor* lr_tensor, double lr,
+                      double dampening, bool nesterov, bool maximize, bool is_first_step,
+                      const std::optional<at::Tensor>& grad_scale,
+                      const std::optional<at::Tensor>& found_inf) {
+  const char* op = "_fused_sgd_";
+  const size_t n = params.size();
+  check_lists(op, n, {grads.size()});
+  const bool has_momentum = momentum != 0;
+  TORCH_CHECK(!has_momentum || momentum_buffers.size() == n, op,
+              ": momentum_buffer_list must have one buffer per parameter when momentum != 0 "
+              "(got ",
+              momentum_buffers.size(), " buffers for ", n, " parameters)");
+  if (n == 0) return;
+  const bool has_scale = grad_scale.has_value() && grad_scale->defined();
+  const bool has_inf = found_inf.has_value() && found_inf->defined();
+  const bool decays = weight_decay != 0;
+  TensorProgram program(
+      op, program_key("fused_sgd", has_momentum, nesterov, maximize, is_first_step, has_scale,
+                      has_inf, lr_tensor != nullptr, decays, static_cast<int64_t>(n)));
+  for (double h : {lr, momentum, dampening, weight_decay}) program.scalar(h, ElementType::kF64);
+  if (lr_tensor != nullptr) program.input(*lr_tensor);
+  if (has_scale) program.input(*grad_scale);
+  if (has_inf) program.input(*found_inf);
+  const size_t per = has_momentum ? 3 : 2;
+  for (size_t i = 0; i < n; ++i) {
+    program.input(params[i]);
+    program.input(grads[i]);
+    if (has_momentum) program.input(momentum_buffers[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    program.output(params[i]);
+    if (has_momentum) program.output(momentum_buffers[i]);
+    if (has_scale) program.output(grads[i]);
+  }
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    size_t k = 4;
+    Value lr_v =
+        lr_tensor != nullptr ? b.convert(b.reshape(in[k++], {}), ElementType::kF64) : in[0];
+    GradScaling scaling;
+    if (has_scale) scaling.scale = in[k++];
+    if (has_inf) scaling.found_inf = in[k++];
+    std::vector<Value> results;
+    for (size_t i = 0; i < n; ++i) {
+      const Value* t = &in[k + i * per];
+      Value param = t[0], grad = t[1];
+      const ElementType c = math_type(param);
+      const auto dims = param.type.dims;
+      auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
+      Value p = b.convert(param, c);
+      Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
+      Value g = maximize ? b.unary("negate", unscaled) : unscaled;
+      if (decays) g = b.binary("add", g, b.binary("multiply", S(in[3]), p));
+      Value buf_new;
+      if (has_momentum) {
+        Value mom = S(in[1]);
+        if (is_first_step) {
+          buf_new = g;
+        } else {
+          Value one_minus_damp = b.binary("subtract", b.splat(b.constant(c, 1), dims), S(in[2]));
+          buf_new = b.binary("add", b.binary("multiply", mom, b.convert(t[2], c)),
+                             b.binary("multiply", one_minus_damp, g));
         }
-        results.push_back(u);
+        g = nesterov ? b.binary("add", g, b.binary("multiply", mom, buf_new)) : buf_new;
       }
+      Value p_new = b.binary("subtract", p, b.binary("multiply", S(lr_v), g));
+      results.push_back(scaling.store(b, p_new, param));
+      if (has_momentum) results.push_back(scaling.store(b, buf_new, t[2]));
+      if (has_scale) results.push_back(scaling.store(b, unscaled, grad));
     }
     return results;
   });
@@ -165,6 +271,23 @@ void fused_adamw_tensor_lr_(at::TensorList params, at::TensorList grads, at::Ten
   fused_adam_common("_fused_adamw_", true, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
                     state_steps, &lr, 0.0, beta1, beta2, weight_decay, eps, amsgrad, maximize,
                     grad_scale, found_inf);
+}
+
+void fused_sgd_(at::TensorList params, at::TensorList grads, at::TensorList momentum_buffers,
+                double weight_decay, double momentum, double lr, double dampening, bool nesterov,
+                bool maximize, bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+                const std::optional<at::Tensor>& found_inf) {
+  fused_sgd_common(params, grads, momentum_buffers, weight_decay, momentum, nullptr, lr, dampening,
+                   nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+
+void fused_sgd_tensor_lr_(at::TensorList params, at::TensorList grads,
+                          at::TensorList momentum_buffers, double weight_decay, double momentum,
+                          const at::Tensor& lr, double dampening, bool nesterov, bool maximize,
+                          bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+                          const std::optional<at::Tensor>& found_inf) {
+  fused_sgd_common(params, grads, momentum_buffers, weight_decay, momentum, &lr, 0.0, dampening,
+                   nesterov, maximize, is_first_step, grad_scale, found_inf);
 }
 
 }  // namespace torch_tpu::ops

@@ -8,6 +8,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "ops/amp_kernels.h"
 #include "ops/ctc_loss_kernels.h"
 #include "ops/data_dependent_kernels.h"
 #include "ops/distance_kernels.h"
@@ -303,7 +304,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr_));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw_));
   m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr_));
+  m.impl("_fused_sgd_", TORCH_FN(fused_sgd_));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd_tensor_lr_));
   register_foreach_ops(m);
+  m.impl("_amp_foreach_non_finite_check_and_unscale_",
+         TORCH_FN(amp_foreach_non_finite_check_and_unscale_));
+  m.impl("_amp_update_scale_", TORCH_FN(amp_update_scale_));
   m.impl("ldexp.Tensor", TORCH_FN(ldexp));
   m.impl("ldexp_", TORCH_FN(ldexp_));
   m.impl("ldexp.out", TORCH_FN(ldexp_out));
