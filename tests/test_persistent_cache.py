@@ -163,3 +163,54 @@ def test_clear_empties_the_directory(tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "0" and not entries(cache)
+
+
+# A compiled training step (torch.compile(backend="tpu") on the loss, fused
+# AdamW) of a model whose activation is chosen by argv[1]: Tanh and
+# Softsign have the same parameters and shapes, so only the programs' text
+# tells the two models apart.
+COMPILED_PROGRAM = textwrap.dedent(
+    """
+    import json, sys, torch, torch_tpu
+    from torch_tpu import debug
+    torch.manual_seed(0)
+    act = getattr(torch.nn, sys.argv[1])()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), act, torch.nn.Linear(16, 3)).to("tpu")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, fused=True)
+    loss_fn = torch.compile(lambda m, x, y: torch.nn.functional.cross_entropy(m(x), y),
+                            backend="tpu")
+    x, y = torch.randn(5, 8).to("tpu"), torch.randint(0, 3, (5,)).to("tpu")
+    for _ in range(3):
+        opt.zero_grad()
+        loss_fn(model, x, y).backward()
+        opt.step()
+    weights = torch.cat([p.detach().cpu().flatten() for p in model.parameters()])
+    m = debug.metrics()
+    print(json.dumps({"weights": weights.numpy().tobytes().hex(), "compiles": m["compiles"],
+                      "hits": m["persistent_cache_hits"], "replays": m["graph_replays"]}))
+    """
+)
+
+
+def run_compiled(cache_dir, activation):
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache_dir))
+    proc = subprocess.run([sys.executable, "-c", COMPILED_PROGRAM, activation], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_warm_compiled_process_replays_and_a_changed_model_does_not_reuse_entries(tmp_path):
+    cache = tmp_path / "cache"
+    cold = run_compiled(cache, "Tanh")
+    assert cold["compiles"] > 0 and cold["replays"] > 0
+    warm = run_compiled(cache, "Tanh")
+    assert warm["compiles"] == 0 and warm["hits"] == cold["compiles"]
+    assert warm["replays"] == cold["replays"]
+    assert warm["weights"] == cold["weights"]
+    # Another model over the same shapes: its graphs compile anew and train
+    # to what a process without any cache gets.
+    changed = run_compiled(cache, "Softsign")
+    assert changed["compiles"] > 0
+    fresh = run_compiled("", "Softsign")
+    assert changed["weights"] == fresh["weights"] != cold["weights"]
