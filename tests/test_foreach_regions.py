@@ -6,6 +6,8 @@ clip_grad_norm_ built on them."""
 
 import subprocess
 import sys
+import types
+import unittest
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,24 @@ from torch_tpu import debug
 
 DEV = "tpu"
 ROOT = Path(__file__).resolve().parent.parent
+
+# torch.testing._internal imports `expecttest` (a test-only dependency the
+# torch wheel does not pull in) for its TestCase base class only.
+try:
+    import expecttest  # noqa: F401
+except ImportError:
+    _stub = types.ModuleType("expecttest")
+    _stub.TestCase = unittest.TestCase
+    _stub.ACCEPT = False
+    sys.modules["expecttest"] = _stub
+
+from torch.testing._internal.common_methods_invocations import (  # noqa: E402
+    foreach_binary_op_db, foreach_other_op_db, foreach_pointwise_op_db, foreach_reduce_op_db,
+    foreach_unary_op_db)
+
+FOREACH_OPINFOS = {op.name: op for op in (foreach_unary_op_db + foreach_binary_op_db +
+                                          foreach_pointwise_op_db + foreach_reduce_op_db +
+                                          foreach_other_op_db)}
 
 
 def _executions():
@@ -235,3 +255,39 @@ def test_clip_grad_norm_programs(mode, most):
     torch.testing.assert_close(total.cpu(), want)
     for g, w in zip([p.grad for p in model.parameters()], want_grads):
         torch.testing.assert_close(g.cpu(), w)
+
+
+def _to(x, device):
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to(v, device) for v in x)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("variant", ["method_variant", "inplace_variant"])
+@pytest.mark.parametrize("name", sorted(FOREACH_OPINFOS))
+def test_foreach_opinfo_samples_match_cpu(name, variant, dtype):
+    # PyTorch's own for-each OpInfos: their first samples (lists of three
+    # tensors, with scalar, scalar-list and tensor operands) out of place
+    # and in place, tpu against CPU.
+    op = FOREACH_OPINFOS[name]
+    fn = getattr(op, variant)
+    if fn is None or dtype not in op.dtypes:
+        pytest.skip(f"{name} has no {variant} for {dtype}")
+    samples = list(op.sample_inputs("cpu", dtype, num_input_tensors=[3]))[:3]
+    assert samples
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)
+    for k, sample in enumerate(samples):
+        cpu_in = [t.clone() for t in sample.input]
+        want = fn(cpu_in, *sample.args, **sample.kwargs)
+        tpu_in = [t.clone().to(DEV) for t in sample.input]
+        got = fn(tpu_in, *_to(sample.args, DEV), **_to(sample.kwargs, DEV))
+        if variant == "inplace_variant":
+            want, got = cpu_in, tpu_in
+        assert len(got) == len(want)
+        for j, (g, w) in enumerate(zip(got, want)):
+            assert g.dtype == w.dtype and g.shape == w.shape, (name, k, j)
+            torch.testing.assert_close(g.cpu(), w, equal_nan=True, **tol,
+                                       msg=lambda m: f"{name} sample {k} [{j}]: {m}")

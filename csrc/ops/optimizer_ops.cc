@@ -106,37 +106,42 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
       const ElementType c = math_type(param);
       const auto dims = param.type.dims;
       auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
-      auto C = [&](double x) { return b.splat(b.constant(c, x), dims); };
       Value p = b.convert(param, c);
       Value mc = b.convert(m, c), vc = b.convert(v, c);
       Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
       Value g = maximize ? b.unary("negate", unscaled) : unscaled;
-      Value lr_c = S(lr_v), b1 = S(in[1]), b2 = S(in[2]), wd = S(in[3]), eps_c = S(in[4]);
+      // Scalar factors are formed on the 0-dim float64 hyper-parameters
+      // (as CPU's kernel forms them in double) and broadcast once.
+      const ElementType f64 = ElementType::kF64;
+      Value one = b.constant(f64, 1);
+      Value b1 = S(in[1]), b2 = S(in[2]), eps_c = S(in[4]);
       if (decays) {
         if (adamw) {
-          p = b.binary("multiply", p, b.binary("subtract", C(1), b.binary("multiply", lr_c, wd)));
+          p = b.binary("multiply", p,
+                       S(b.binary("subtract", one, b.binary("multiply", lr_v, in[3]))));
         } else {
-          g = b.binary("add", g, b.binary("multiply", p, wd));
+          g = b.binary("add", g, b.binary("multiply", p, S(in[3])));
         }
       }
       mc = b.binary("add", b.binary("multiply", b1, mc),
-                    b.binary("multiply", b.binary("subtract", C(1), b1), g));
+                    b.binary("multiply", S(b.binary("subtract", one, in[1])), g));
       vc = b.binary(
           "add", b.binary("multiply", b2, vc),
-          b.binary("multiply", b.binary("subtract", C(1), b2), b.binary("multiply", g, g)));
-      // Bias corrections from the (already incremented) step count.
-      Value st = b.splat(b.convert(step, c), dims);
-      Value bc1 = b.binary("subtract", C(1), b.binary("power", b1, st));
-      Value bc2 = b.binary("subtract", C(1), b.binary("power", b2, st));
+          b.binary("multiply", S(b.binary("subtract", one, in[2])), b.binary("multiply", g, g)));
+      // Bias corrections from the (already incremented) step count, the
+      // same way: no per-element powers.
+      Value st = b.convert(step, f64);
+      Value bc1 = b.binary("subtract", one, b.binary("power", in[1], st));
+      Value bc2 = b.binary("subtract", one, b.binary("power", in[2], st));
+      Value step_size = S(b.binary("divide", lr_v, bc1));
+      Value bc2_sqrt = S(b.unary("sqrt", bc2));
       Value second = vc;
       Value vmax_new;
       if (amsgrad) {
         vmax_new = b.binary("maximum", b.convert(vmax, c), vc);
         second = vmax_new;
       }
-      Value denom =
-          b.binary("add", b.binary("divide", b.unary("sqrt", second), b.unary("sqrt", bc2)), eps_c);
-      Value step_size = b.binary("divide", lr_c, bc1);
+      Value denom = b.binary("add", b.binary("divide", b.unary("sqrt", second), bc2_sqrt), eps_c);
       Value p_new =
           b.binary("subtract", p, b.binary("multiply", step_size, b.binary("divide", mc, denom)));
       results.push_back(scaling.store(b, p_new, param));
