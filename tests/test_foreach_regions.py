@@ -6,8 +6,6 @@ clip_grad_norm_ built on them."""
 
 import subprocess
 import sys
-import types
-import unittest
 from pathlib import Path
 
 import pytest
@@ -20,16 +18,6 @@ from torch_tpu import debug
 
 DEV = "tpu"
 ROOT = Path(__file__).resolve().parent.parent
-
-# torch.testing._internal imports `expecttest` (a test-only dependency the
-# torch wheel does not pull in) for its TestCase base class only.
-try:
-    import expecttest  # noqa: F401
-except ImportError:
-    _stub = types.ModuleType("expecttest")
-    _stub.TestCase = unittest.TestCase
-    _stub.ACCEPT = False
-    sys.modules["expecttest"] = _stub
 
 from torch.testing._internal.common_methods_invocations import (  # noqa: E402
     foreach_binary_op_db, foreach_other_op_db, foreach_pointwise_op_db, foreach_reduce_op_db,

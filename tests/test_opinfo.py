@@ -40,22 +40,11 @@ import contextlib
 import os
 import sys
 import types
-import unittest
 
 import pytest
 import torch
 
-# torch.testing._internal.common_utils imports `expecttest`, a test-only
-# dependency the torch wheel does not pull in. Only its TestCase base class
-# and ACCEPT flag are used at import time, so a stand-in is enough.
-try:
-    import expecttest  # noqa: F401
-except ImportError:
-    _stub = types.ModuleType("expecttest")
-    _stub.TestCase = unittest.TestCase
-    _stub.ACCEPT = False
-    sys.modules["expecttest"] = _stub
-
+# (conftest.py stands in for `expecttest` where it is missing.)
 import torch.testing._comparison as _torch_comparison  # noqa: E402
 import torch.testing._internal.common_utils as _common_utils  # noqa: E402
 import torch.testing._internal.opinfo.core as _opinfo_core  # noqa: E402

@@ -51,6 +51,40 @@ void check_lists(const char* op, size_t n, std::initializer_list<size_t> sizes) 
   }
 }
 
+// The operands every fused optimizer takes ahead of its per-tensor lists:
+// its hyper-parameters as float64 runtime scalars (a scheduler changing lr
+// does not recompile; lr first), then a tensor lr, the GradScaler's scale
+// and found_inf where given.
+struct LeadingOperands {
+  const at::Tensor* lr_tensor = nullptr;
+  const at::Tensor* grad_scale = nullptr;
+  const at::Tensor* found_inf = nullptr;
+  size_t scalars = 0;
+
+  LeadingOperands(const at::Tensor* lr, const std::optional<at::Tensor>& scale,
+                  const std::optional<at::Tensor>& inf)
+      : lr_tensor(lr),
+        grad_scale(scale.has_value() && scale->defined() ? &*scale : nullptr),
+        found_inf(inf.has_value() && inf->defined() ? &*inf : nullptr) {}
+
+  void add_to(TensorProgram& program, std::initializer_list<double> hyper_parameters) {
+    scalars = hyper_parameters.size();
+    for (double h : hyper_parameters) program.scalar(h, ElementType::kF64);
+    for (const at::Tensor* t : {lr_tensor, grad_scale, found_inf}) {
+      if (t != nullptr) program.input(*t);
+    }
+  }
+  // Inside the lowering: the learning rate (0-dim float64) and the
+  // scaling; returns the index of the first per-tensor operand.
+  size_t read(Builder& b, const std::vector<Value>& in, Value* lr, GradScaling* scaling) const {
+    size_t k = scalars;
+    *lr = lr_tensor != nullptr ? b.convert(b.reshape(in[k++], {}), ElementType::kF64) : in[0];
+    if (grad_scale != nullptr) scaling->scale = in[k++];
+    if (found_inf != nullptr) scaling->found_inf = in[k++];
+    return k;
+  }
+};
+
 void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::TensorList grads,
                        at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
                        at::TensorList max_exp_avg_sqs, at::TensorList state_steps,
@@ -62,18 +96,14 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
   check_lists(op, n, {grads.size(), exp_avgs.size(), exp_avg_sqs.size(), state_steps.size()});
   if (amsgrad) check_lists(op, n, {max_exp_avg_sqs.size()});
   if (n == 0) return;
-  const bool has_scale = grad_scale.has_value() && grad_scale->defined();
-  const bool has_inf = found_inf.has_value() && found_inf->defined();
+  LeadingOperands leading(lr_tensor, grad_scale, found_inf);
+  const bool has_scale = leading.grad_scale != nullptr;
   // Whether weight decay applies changes the program; its value does not.
   const bool decays = weight_decay != 0;
-  TensorProgram program(op, program_key("fused_adam", adamw, amsgrad, maximize, has_scale, has_inf,
-                                        lr_tensor != nullptr, decays, static_cast<int64_t>(n)));
-  // Hyper-parameters are runtime scalars: a scheduler changing lr does not
-  // recompile.
-  for (double h : {lr, beta1, beta2, weight_decay, eps}) program.scalar(h, ElementType::kF64);
-  if (lr_tensor != nullptr) program.input(*lr_tensor);
-  if (has_scale) program.input(*grad_scale);
-  if (has_inf) program.input(*found_inf);
+  TensorProgram program(op, program_key("fused_adam", adamw, amsgrad, maximize, has_scale,
+                                        leading.found_inf != nullptr, lr_tensor != nullptr, decays,
+                                        static_cast<int64_t>(n)));
+  leading.add_to(program, {lr, beta1, beta2, weight_decay, eps});
   const size_t per = amsgrad ? 6 : 5;
   for (size_t i = 0; i < n; ++i) {
     program.input(params[i]);
@@ -91,12 +121,9 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
     if (has_scale) program.output(grads[i]);
   }
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    size_t k = 5;
-    Value lr_v =
-        lr_tensor != nullptr ? b.convert(b.reshape(in[k++], {}), ElementType::kF64) : in[0];
+    Value lr_v;
     GradScaling scaling;
-    if (has_scale) scaling.scale = in[k++];
-    if (has_inf) scaling.found_inf = in[k++];
+    const size_t k = leading.read(b, in, &lr_v, &scaling);
     std::vector<Value> results;
     for (size_t i = 0; i < n; ++i) {
       const Value* t = &in[k + i * per];
@@ -172,16 +199,13 @@ void fused_sgd_common(at::TensorList params, at::TensorList grads, at::TensorLis
               "(got ",
               momentum_buffers.size(), " buffers for ", n, " parameters)");
   if (n == 0) return;
-  const bool has_scale = grad_scale.has_value() && grad_scale->defined();
-  const bool has_inf = found_inf.has_value() && found_inf->defined();
+  LeadingOperands leading(lr_tensor, grad_scale, found_inf);
+  const bool has_scale = leading.grad_scale != nullptr;
   const bool decays = weight_decay != 0;
-  TensorProgram program(
-      op, program_key("fused_sgd", has_momentum, nesterov, maximize, is_first_step, has_scale,
-                      has_inf, lr_tensor != nullptr, decays, static_cast<int64_t>(n)));
-  for (double h : {lr, momentum, dampening, weight_decay}) program.scalar(h, ElementType::kF64);
-  if (lr_tensor != nullptr) program.input(*lr_tensor);
-  if (has_scale) program.input(*grad_scale);
-  if (has_inf) program.input(*found_inf);
+  TensorProgram program(op, program_key("fused_sgd", has_momentum, nesterov, maximize,
+                                        is_first_step, has_scale, leading.found_inf != nullptr,
+                                        lr_tensor != nullptr, decays, static_cast<int64_t>(n)));
+  leading.add_to(program, {lr, momentum, dampening, weight_decay});
   const size_t per = has_momentum ? 3 : 2;
   for (size_t i = 0; i < n; ++i) {
     program.input(params[i]);
@@ -194,12 +218,9 @@ void fused_sgd_common(at::TensorList params, at::TensorList grads, at::TensorLis
     if (has_scale) program.output(grads[i]);
   }
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    size_t k = 4;
-    Value lr_v =
-        lr_tensor != nullptr ? b.convert(b.reshape(in[k++], {}), ElementType::kF64) : in[0];
+    Value lr_v;
     GradScaling scaling;
-    if (has_scale) scaling.scale = in[k++];
-    if (has_inf) scaling.found_inf = in[k++];
+    const size_t k = leading.read(b, in, &lr_v, &scaling);
     std::vector<Value> results;
     for (size_t i = 0; i < n; ++i) {
       const Value* t = &in[k + i * per];
