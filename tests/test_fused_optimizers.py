@@ -1,5 +1,5 @@
 """torch.optim's fused kernels on tpu (`_fused_adam_`, `_fused_adamw_`,
-`_fused_sgd_`: Adam/AdamW/SGD(fused=True)) against CPU's own fused kernels:
+`_fused_sgd_`, `_fused_adagrad_`: Adam/AdamW/SGD/Adagrad(fused=True)) against CPU's own fused kernels:
 several steps of a small model with every option the kernels take, a
 GradScaler's unscaling and inf skipping, tensor learning rates, in Strict,
 DeferAndFuse and inside a compiled step; the kernels called directly for
@@ -94,6 +94,10 @@ OPTIMIZERS = {
                                               weight_decay=0.01)),
     "SGD-dampening-maximize": (torch.optim.SGD, dict(lr=0.05, momentum=0.5, dampening=0.3,
                                                      maximize=True)),
+    "Adagrad": (torch.optim.Adagrad, dict(lr=0.05)),
+    "Adagrad-decay-wd-maximize": (torch.optim.Adagrad,
+                                  dict(lr=0.05, lr_decay=0.1, weight_decay=0.01, maximize=True,
+                                       initial_accumulator_value=0.2)),
 }
 
 
@@ -110,7 +114,8 @@ def test_fused_optimizer_matches_cpu_fused(name, mode):
     assert debug.metrics()["executions"] > before
 
 
-@pytest.mark.parametrize("name", ["Adam-wd-amsgrad", "AdamW", "SGD-nesterov-wd"])
+@pytest.mark.parametrize("name", ["Adam-wd-amsgrad", "AdamW", "SGD-nesterov-wd",
+                                  "Adagrad-decay-wd-maximize"])
 def test_fused_matches_cpu_foreach(name):
     # The fused kernels are the same math as the for-each implementation.
     cls, kw = OPTIMIZERS[name]
@@ -137,7 +142,8 @@ def test_fused_step_is_one_program_for_all_parameters():
     assert debug.metrics()["executions"] - before <= 2
 
 
-@pytest.mark.parametrize("name", ["Adam", "AdamW-wd-amsgrad-maximize", "SGD-momentum", "SGD"])
+@pytest.mark.parametrize("name", ["Adam", "AdamW-wd-amsgrad-maximize", "SGD-momentum", "SGD",
+                                  "Adagrad"])
 def test_grad_scaler_with_fused_optimizer_matches_cpu(name):
     # GradScaler hands a fused optimizer its scale and found_inf: the kernel
     # unscales (writing the unscaled gradient back) and skips on an inf.
@@ -148,7 +154,7 @@ def test_grad_scaler_with_fused_optimizer_matches_cpu(name):
     assert got[3].get_scale() == want[3].get_scale()
 
 
-@pytest.mark.parametrize("name", ["AdamW", "SGD-momentum"])
+@pytest.mark.parametrize("name", ["AdamW", "SGD-momentum", "Adagrad"])
 def test_grad_scaler_inf_skips_the_step_like_cpu(name):
     # An inf in the second batch: found_inf is set, that step is skipped
     # (gradients left as they were) and the scale backs off, as on CPU.
@@ -168,7 +174,8 @@ def test_grad_scaler_inf_skips_the_step_like_cpu(name):
     assert scaler.get_scale() == scaler_e.get_scale() == 1024.0
 
 
-@pytest.mark.parametrize("name", ["Adam", "AdamW-wd-amsgrad-maximize", "SGD-momentum"])
+@pytest.mark.parametrize("name", ["Adam", "AdamW-wd-amsgrad-maximize", "SGD-momentum",
+                                  "Adagrad-decay-wd-maximize"])
 def test_tensor_learning_rate(name):
     # A tensor lr on the device: the `.tensor_lr` overloads.
     cls, kw = OPTIMIZERS[name]
@@ -196,7 +203,7 @@ def test_compiled_fused_step_matches_cpu():
 def test_weight_decay_on_and_off_are_different_programs():
     # Two optimizers over tensors of the same shapes, one without weight
     # decay and one with: the second must not reuse the first's program.
-    for cls in (torch.optim.Adam, torch.optim.SGD):
+    for cls in (torch.optim.Adam, torch.optim.SGD, torch.optim.Adagrad):
         for wd in (0.0, 0.5):
             want = _train("cpu", lambda p: cls(p, fused=True, lr=0.01, weight_decay=wd))
             got = _train(DEV, lambda p: cls(p, fused=True, lr=0.01, weight_decay=wd))

@@ -40,5 +40,15 @@ void fused_sgd_tensor_lr_(at::TensorList params, at::TensorList grads,
                           const at::Tensor& lr, double dampening, bool nesterov, bool maximize,
                           bool is_first_step, const std::optional<at::Tensor>& grad_scale,
                           const std::optional<at::Tensor>& found_inf);
+void fused_adagrad_(at::TensorList params, at::TensorList grads, at::TensorList state_sums,
+                    at::TensorList state_steps, double lr, double lr_decay, double weight_decay,
+                    double eps, bool maximize, const std::optional<at::Tensor>& grad_scale,
+                    const std::optional<at::Tensor>& found_inf);
+void fused_adagrad_tensor_lr_(at::TensorList params, at::TensorList grads,
+                              at::TensorList state_sums, at::TensorList state_steps,
+                              const at::Tensor& lr, double lr_decay, double weight_decay,
+                              double eps, bool maximize,
+                              const std::optional<at::Tensor>& grad_scale,
+                              const std::optional<at::Tensor>& found_inf);
 
 }  // namespace torch_tpu::ops

@@ -1,6 +1,6 @@
-// torch.optim's fused kernels: _fused_adam_, _fused_adamw_ and _fused_sgd_
-// (what Adam/AdamW/SGD(fused=True) call). The whole parameter list is updated by one
-// program, so a step is one launch however many tensors the model has.
+// torch.optim's fused kernels: _fused_adam_, _fused_adamw_, _fused_sgd_ and
+// _fused_adagrad_ (what Adam/AdamW/SGD/Adagrad(fused=True) call). The whole parameter list is
+// updated by one program, so a step is one launch however many tensors the model has.
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
@@ -253,6 +253,70 @@ void fused_sgd_common(at::TensorList params, at::TensorList grads, at::TensorLis
   });
 }
 
+// Adagrad as torch.optim.Adagrad(fused=True) calls it (after adding 1 to
+// the step counts): the learning rate decayed by the step, the squared
+// gradients summed, the step divided by their root.
+void fused_adagrad_common(at::TensorList params, at::TensorList grads, at::TensorList state_sums,
+                          at::TensorList state_steps, const at::Tensor* lr_tensor, double lr,
+                          double lr_decay, double weight_decay, double eps, bool maximize,
+                          const std::optional<at::Tensor>& grad_scale,
+                          const std::optional<at::Tensor>& found_inf) {
+  const char* op = "_fused_adagrad_";
+  const size_t n = params.size();
+  check_lists(op, n, {grads.size(), state_sums.size(), state_steps.size()});
+  if (n == 0) return;
+  LeadingOperands leading(lr_tensor, grad_scale, found_inf);
+  const bool has_scale = leading.grad_scale != nullptr;
+  const bool decays = weight_decay != 0;
+  TensorProgram program(
+      op, program_key("fused_adagrad", maximize, has_scale, leading.found_inf != nullptr,
+                      lr_tensor != nullptr, decays, static_cast<int64_t>(n)));
+  leading.add_to(program, {lr, lr_decay, weight_decay, eps});
+  for (size_t i = 0; i < n; ++i) {
+    program.input(params[i]);
+    program.input(grads[i]);
+    program.input(state_sums[i]);
+    program.input(state_steps[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    program.output(params[i]);
+    program.output(state_sums[i]);
+    if (has_scale) program.output(grads[i]);
+  }
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value lr_v;
+    GradScaling scaling;
+    const size_t k = leading.read(b, in, &lr_v, &scaling);
+    const ElementType f64 = ElementType::kF64;
+    Value one = b.constant(f64, 1);
+    std::vector<Value> results;
+    for (size_t i = 0; i < n; ++i) {
+      const Value* t = &in[k + i * 4];
+      Value param = t[0], grad = t[1], sum = t[2];
+      const ElementType c = math_type(param);
+      const auto dims = param.type.dims;
+      auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
+      Value p = b.convert(param, c);
+      Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
+      Value g = maximize ? b.unary("negate", unscaled) : unscaled;
+      if (decays) g = b.binary("add", g, b.binary("multiply", p, S(in[2])));
+      // clr = lr / (1 + (step - 1) * lr_decay), on the 0-dim step in float64.
+      Value step = b.convert(b.reshape(t[3], {}), f64);
+      Value clr = b.binary(
+          "divide", lr_v,
+          b.binary("add", one, b.binary("multiply", b.binary("subtract", step, one), in[1])));
+      Value sum_new = b.binary("add", b.convert(sum, c), b.binary("multiply", g, g));
+      Value std = b.binary("add", b.unary("sqrt", sum_new), S(in[3]));
+      Value p_new =
+          b.binary("subtract", p, b.binary("divide", b.binary("multiply", S(clr), g), std));
+      results.push_back(scaling.store(b, p_new, param));
+      results.push_back(scaling.store(b, sum_new, sum));
+      if (has_scale) results.push_back(scaling.store(b, unscaled, grad));
+    }
+    return results;
+  });
+}
+
 }  // namespace
 
 void fused_adam_(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
@@ -314,6 +378,24 @@ void fused_sgd_tensor_lr_(at::TensorList params, at::TensorList grads,
                           const std::optional<at::Tensor>& found_inf) {
   fused_sgd_common(params, grads, momentum_buffers, weight_decay, momentum, &lr, 0.0, dampening,
                    nesterov, maximize, is_first_step, grad_scale, found_inf);
+}
+
+void fused_adagrad_(at::TensorList params, at::TensorList grads, at::TensorList state_sums,
+                    at::TensorList state_steps, double lr, double lr_decay, double weight_decay,
+                    double eps, bool maximize, const std::optional<at::Tensor>& grad_scale,
+                    const std::optional<at::Tensor>& found_inf) {
+  fused_adagrad_common(params, grads, state_sums, state_steps, nullptr, lr, lr_decay, weight_decay,
+                       eps, maximize, grad_scale, found_inf);
+}
+
+void fused_adagrad_tensor_lr_(at::TensorList params, at::TensorList grads,
+                              at::TensorList state_sums, at::TensorList state_steps,
+                              const at::Tensor& lr, double lr_decay, double weight_decay,
+                              double eps, bool maximize,
+                              const std::optional<at::Tensor>& grad_scale,
+                              const std::optional<at::Tensor>& found_inf) {
+  fused_adagrad_common(params, grads, state_sums, state_steps, &lr, 0.0, lr_decay, weight_decay,
+                       eps, maximize, grad_scale, found_inf);
 }
 
 }  // namespace torch_tpu::ops

@@ -306,6 +306,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr_));
   m.impl("_fused_sgd_", TORCH_FN(fused_sgd_));
   m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd_tensor_lr_));
+  m.impl("_fused_adagrad_", TORCH_FN(fused_adagrad_));
+  m.impl("_fused_adagrad_.tensor_lr", TORCH_FN(fused_adagrad_tensor_lr_));
   register_foreach_ops(m);
   m.impl("_amp_foreach_non_finite_check_and_unscale_",
          TORCH_FN(amp_foreach_non_finite_check_and_unscale_));
