@@ -6,8 +6,8 @@ sizes of benchmarks/ladder.py.
 Run: python benchmarks/optimizer_step.py [--repeats 5] [--steps 20] [--sizes small,mid]
 
 Gradients are fixed random tensors (no forward/backward: the step alone is
-timed). Each column is warmed up for three steps (tpu compiles), then timed
-over --steps steps, --repeats times; the best repeat counts; a tpu timing
+timed). Each column is warmed up (tpu compiles; eager_overhead.per_call),
+then timed over --steps steps, --repeats times; the best repeat counts; a tpu timing
 ends with torch.tpu.synchronize(). Printed per size and optimizer: ms per
 step, programs launched per tpu step, and "cpu/x": CPU's fused step over
 column x's (above 1: x is faster than CPU's fastest).
@@ -22,6 +22,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eager_overhead import per_call  # noqa: E402
 from ladder import SIZES  # noqa: E402
 from model_zoo import GPT  # noqa: E402
 
@@ -51,34 +52,18 @@ def make_step(size, device, opt_name, kw):
 
 
 def time_column(step, device, mode, steps, repeats):
-    import contextlib
-
+    """(best seconds per step, programs per tpu step or None)."""
     if device == "cpu":
-        sync, ctx = (lambda: None), contextlib.nullcontext()
-    else:
-        import torch_tpu
+        return per_call(step, steps, repeats), None
+    import torch_tpu
+    from torch_tpu import debug
 
-        sync, ctx = torch.tpu.synchronize, torch_tpu.eager_mode(mode)
-    with ctx:
-        for _ in range(3):
-            step()
-        sync()
-        best = float("inf")
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            sync()
-            best = min(best, (time.perf_counter() - start) / steps)
-        launches = None
-        if device == "tpu":
-            from torch_tpu import debug
-
-            before = debug.metrics()["executions"]
-            step()
-            sync()
-            launches = debug.metrics()["executions"] - before
-    return best, launches
+    with torch_tpu.eager_mode(mode):
+        best = per_call(step, steps, repeats, torch.tpu.synchronize)
+        before = debug.metrics()["executions"]
+        step()
+        torch.tpu.synchronize()
+        return best, debug.metrics()["executions"] - before
 
 
 def main():

@@ -235,17 +235,17 @@ def test_fused_sgd_kernel_direct(found_inf, momentum, first):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float64])
 def test_fused_kernels_other_dtypes(dtype):
-    for device_results in [{}]:
-        for device in ("cpu", DEV):
-            params, grads, bufs = _sgd_args(device)
-            params, grads, bufs = ([t.to(dtype) for t in ts] for ts in (params, grads, bufs))
-            torch._fused_sgd_(params, grads, bufs, weight_decay=0.0, momentum=0.9, lr=0.1,
-                              dampening=0.0, nesterov=True, maximize=False, is_first_step=False)
-            device_results[device] = [t.cpu() for t in params + bufs]
-        for a, e in zip(device_results[DEV], device_results["cpu"]):
-            assert a.dtype == dtype
-            torch.testing.assert_close(a, e, atol=1e-2 if dtype != torch.float64 else 1e-12,
-                                       rtol=1e-2 if dtype != torch.float64 else 1e-12)
+    results = {}
+    for device in ("cpu", DEV):
+        params, grads, bufs = _sgd_args(device)
+        params, grads, bufs = ([t.to(dtype) for t in ts] for ts in (params, grads, bufs))
+        torch._fused_sgd_(params, grads, bufs, weight_decay=0.0, momentum=0.9, lr=0.1,
+                          dampening=0.0, nesterov=True, maximize=False, is_first_step=False)
+        results[device] = [t.cpu() for t in params + bufs]
+    for a, e in zip(results[DEV], results["cpu"]):
+        assert a.dtype == dtype
+        torch.testing.assert_close(a, e, atol=1e-2 if dtype != torch.float64 else 1e-12,
+                                   rtol=1e-2 if dtype != torch.float64 else 1e-12)
 
 
 def test_fused_sgd_bad_lists_raise_like_cpu():

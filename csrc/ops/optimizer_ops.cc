@@ -1,6 +1,7 @@
 // torch.optim's fused kernels: _fused_adam_, _fused_adamw_, _fused_sgd_ and
-// _fused_adagrad_ (what Adam/AdamW/SGD/Adagrad(fused=True) call). The whole parameter list is
-// updated by one program, so a step is one launch however many tensors the model has.
+// _fused_adagrad_ (what Adam/AdamW/SGD/Adagrad(fused=True) call). The whole
+// parameter list is updated by one program, so a step is one launch however
+// many tensors the model has.
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
@@ -44,6 +45,28 @@ struct GradScaling {
 ElementType math_type(const Value& param) {
   return param.type.element == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32;
 }
+
+// One parameter's update as every fused optimizer begins it: the math type
+// and shape, the parameter in the math type, the unscaled gradient (what a
+// GradScaler's write-back stores) and the gradient the step follows
+// (negated for maximize).
+struct ParamUpdate {
+  ElementType c;
+  std::vector<int64_t> dims;
+  Value p, unscaled, g;
+
+  ParamUpdate(Builder& b, const GradScaling& scaling, Value param, Value grad, bool maximize)
+      : c(math_type(param)), dims(param.type.dims), p(b.convert(param, c)) {
+    unscaled = scaling.unscale(b, b.convert(grad, c), dims);
+    g = maximize ? b.unary("negate", unscaled) : unscaled;
+  }
+  // A 0-dim value (a hyper-parameter) in the math type, over the shape.
+  Value splat(Builder& b, Value scalar) const { return b.splat(b.convert(scalar, c), dims); }
+  // L2 weight decay: the gradient plus decay times the parameter.
+  void add_weight_decay(Builder& b, Value decay) {
+    g = b.binary("add", g, b.binary("multiply", p, splat(b, decay)));
+  }
+};
 
 void check_lists(const char* op, size_t n, std::initializer_list<size_t> sizes) {
   for (size_t size : sizes) {
@@ -130,13 +153,9 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
       Value param = t[0], grad = t[1], m = t[2], v = t[3];
       Value vmax = amsgrad ? t[4] : Value{};
       Value step = b.reshape(t[amsgrad ? 5 : 4], {});
-      const ElementType c = math_type(param);
-      const auto dims = param.type.dims;
-      auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
-      Value p = b.convert(param, c);
-      Value mc = b.convert(m, c), vc = b.convert(v, c);
-      Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
-      Value g = maximize ? b.unary("negate", unscaled) : unscaled;
+      ParamUpdate u(b, scaling, param, grad, maximize);
+      auto S = [&](Value scalar) { return u.splat(b, scalar); };
+      Value mc = b.convert(m, u.c), vc = b.convert(v, u.c);
       // Scalar factors are formed on the 0-dim float64 hyper-parameters
       // (as CPU's kernel forms them in double) and broadcast once.
       const ElementType f64 = ElementType::kF64;
@@ -144,17 +163,17 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
       Value b1 = S(in[1]), b2 = S(in[2]), eps_c = S(in[4]);
       if (decays) {
         if (adamw) {
-          p = b.binary("multiply", p,
-                       S(b.binary("subtract", one, b.binary("multiply", lr_v, in[3]))));
+          u.p = b.binary("multiply", u.p,
+                         S(b.binary("subtract", one, b.binary("multiply", lr_v, in[3]))));
         } else {
-          g = b.binary("add", g, b.binary("multiply", p, S(in[3])));
+          u.add_weight_decay(b, in[3]);
         }
       }
       mc = b.binary("add", b.binary("multiply", b1, mc),
-                    b.binary("multiply", S(b.binary("subtract", one, in[1])), g));
-      vc = b.binary(
-          "add", b.binary("multiply", b2, vc),
-          b.binary("multiply", S(b.binary("subtract", one, in[2])), b.binary("multiply", g, g)));
+                    b.binary("multiply", S(b.binary("subtract", one, in[1])), u.g));
+      vc = b.binary("add", b.binary("multiply", b2, vc),
+                    b.binary("multiply", S(b.binary("subtract", one, in[2])),
+                             b.binary("multiply", u.g, u.g)));
       // Bias corrections from the (already incremented) step count, the
       // same way: no per-element powers.
       Value st = b.convert(step, f64);
@@ -165,17 +184,17 @@ void fused_adam_common(const char* op, bool adamw, at::TensorList params, at::Te
       Value second = vc;
       Value vmax_new;
       if (amsgrad) {
-        vmax_new = b.binary("maximum", b.convert(vmax, c), vc);
+        vmax_new = b.binary("maximum", b.convert(vmax, u.c), vc);
         second = vmax_new;
       }
       Value denom = b.binary("add", b.binary("divide", b.unary("sqrt", second), bc2_sqrt), eps_c);
       Value p_new =
-          b.binary("subtract", p, b.binary("multiply", step_size, b.binary("divide", mc, denom)));
+          b.binary("subtract", u.p, b.binary("multiply", step_size, b.binary("divide", mc, denom)));
       results.push_back(scaling.store(b, p_new, param));
       results.push_back(scaling.store(b, mc, m));
       results.push_back(scaling.store(b, vc, v));
       if (amsgrad) results.push_back(scaling.store(b, vmax_new, vmax));
-      if (has_scale) results.push_back(scaling.store(b, unscaled, grad));
+      if (has_scale) results.push_back(scaling.store(b, u.unscaled, grad));
     }
     return results;
   });
@@ -225,29 +244,26 @@ void fused_sgd_common(at::TensorList params, at::TensorList grads, at::TensorLis
     for (size_t i = 0; i < n; ++i) {
       const Value* t = &in[k + i * per];
       Value param = t[0], grad = t[1];
-      const ElementType c = math_type(param);
-      const auto dims = param.type.dims;
-      auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
-      Value p = b.convert(param, c);
-      Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
-      Value g = maximize ? b.unary("negate", unscaled) : unscaled;
-      if (decays) g = b.binary("add", g, b.binary("multiply", S(in[3]), p));
+      ParamUpdate u(b, scaling, param, grad, maximize);
+      if (decays) u.add_weight_decay(b, in[3]);
+      Value g = u.g;
       Value buf_new;
       if (has_momentum) {
-        Value mom = S(in[1]);
+        Value mom = u.splat(b, in[1]);
         if (is_first_step) {
           buf_new = g;
         } else {
-          Value one_minus_damp = b.binary("subtract", b.splat(b.constant(c, 1), dims), S(in[2]));
-          buf_new = b.binary("add", b.binary("multiply", mom, b.convert(t[2], c)),
+          Value one_minus_damp =
+              b.binary("subtract", b.splat(b.constant(u.c, 1), u.dims), u.splat(b, in[2]));
+          buf_new = b.binary("add", b.binary("multiply", mom, b.convert(t[2], u.c)),
                              b.binary("multiply", one_minus_damp, g));
         }
         g = nesterov ? b.binary("add", g, b.binary("multiply", mom, buf_new)) : buf_new;
       }
-      Value p_new = b.binary("subtract", p, b.binary("multiply", S(lr_v), g));
+      Value p_new = b.binary("subtract", u.p, b.binary("multiply", u.splat(b, lr_v), g));
       results.push_back(scaling.store(b, p_new, param));
       if (has_momentum) results.push_back(scaling.store(b, buf_new, t[2]));
-      if (has_scale) results.push_back(scaling.store(b, unscaled, grad));
+      if (has_scale) results.push_back(scaling.store(b, u.unscaled, grad));
     }
     return results;
   });
@@ -293,25 +309,20 @@ void fused_adagrad_common(at::TensorList params, at::TensorList grads, at::Tenso
     for (size_t i = 0; i < n; ++i) {
       const Value* t = &in[k + i * 4];
       Value param = t[0], grad = t[1], sum = t[2];
-      const ElementType c = math_type(param);
-      const auto dims = param.type.dims;
-      auto S = [&](Value scalar) { return b.splat(b.convert(scalar, c), dims); };
-      Value p = b.convert(param, c);
-      Value unscaled = scaling.unscale(b, b.convert(grad, c), dims);
-      Value g = maximize ? b.unary("negate", unscaled) : unscaled;
-      if (decays) g = b.binary("add", g, b.binary("multiply", p, S(in[2])));
+      ParamUpdate u(b, scaling, param, grad, maximize);
+      if (decays) u.add_weight_decay(b, in[2]);
       // clr = lr / (1 + (step - 1) * lr_decay), on the 0-dim step in float64.
       Value step = b.convert(b.reshape(t[3], {}), f64);
       Value clr = b.binary(
           "divide", lr_v,
           b.binary("add", one, b.binary("multiply", b.binary("subtract", step, one), in[1])));
-      Value sum_new = b.binary("add", b.convert(sum, c), b.binary("multiply", g, g));
-      Value std = b.binary("add", b.unary("sqrt", sum_new), S(in[3]));
-      Value p_new =
-          b.binary("subtract", p, b.binary("divide", b.binary("multiply", S(clr), g), std));
+      Value sum_new = b.binary("add", b.convert(sum, u.c), b.binary("multiply", u.g, u.g));
+      Value std = b.binary("add", b.unary("sqrt", sum_new), u.splat(b, in[3]));
+      Value p_new = b.binary("subtract", u.p,
+                             b.binary("divide", b.binary("multiply", u.splat(b, clr), u.g), std));
       results.push_back(scaling.store(b, p_new, param));
       results.push_back(scaling.store(b, sum_new, sum));
-      if (has_scale) results.push_back(scaling.store(b, unscaled, grad));
+      if (has_scale) results.push_back(scaling.store(b, u.unscaled, grad));
     }
     return results;
   });
