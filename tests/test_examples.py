@@ -51,3 +51,8 @@ def test_ddp_train_under_torchrun():
               if line.startswith("epoch ")]
     assert len(losses) == 3 and losses[-1] < losses[0] / 2, proc.stdout
     assert "trained on 2 processes with tpu_dist" in proc.stdout
+
+
+def test_pallas_flash_attention_checks_itself_against_sdpa():
+    out = run_example("pallas_flash_attention.py")
+    assert "causal=False: max |flash - sdpa|" in out and "causal=True" in out

@@ -26,7 +26,8 @@ const hlo::CalledFunction& FragmentCache::find_or_lower(
   hlo::Builder b;
   lower(b);
   const std::string name = "op" + std::to_string(index);
-  hlo::CalledFunction made{name, b.function_text(name), b.parameter_types(), {}};
+  hlo::CalledFunction made{
+      name, b.function_text(name), b.parameter_types(), {}, b.external_functions()};
   for (const hlo::Value& r : b.results()) made.results.push_back(r.type);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = by_key_.emplace(key, nullptr);

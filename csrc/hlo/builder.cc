@@ -359,6 +359,9 @@ std::vector<Value> Builder::while_loop(const std::vector<Value>& init, const Loo
                              " changes type in the body");
     }
   }
+  for (const Builder* child : {&cond_builder, &body_builder}) {
+    externals_.insert(child->externals_.begin(), child->externals_.end());
+  }
   std::string line = "\"stablehlo.while\"(" + operand_list(init) + ") (" +
                      cond_builder.region_text({keep_going}) + ", " +
                      body_builder.region_text(next) + ") : (" + type_list(init) + ") -> (" +
@@ -510,8 +513,26 @@ std::string Builder::function(const std::string& visibility, const std::string& 
   return s;
 }
 
+std::vector<Value> Builder::call(const std::string& callee,
+                                 const std::shared_ptr<const std::string>& functions,
+                                 const std::vector<Value>& args,
+                                 const std::vector<TensorType>& results) {
+  auto [it, inserted] = externals_.emplace(callee, functions);
+  if (!inserted && *it->second != *functions) {
+    throw std::invalid_argument("hlo::Builder::call: two different definitions of @" + callee);
+  }
+  std::string result_types;
+  for (size_t i = 0; i < results.size(); ++i) result_types += (i ? ", " : "") + results[i].str();
+  const std::string line = "\"func.call\"(" + operand_list(args) + ") {callee = @" + callee +
+                           "} : (" + type_list(args) + ") -> (" + result_types + ")";
+  if (results.size() == 1) return {emit(line, results[0])};
+  return emit_multi(line, results);
+}
+
 std::string Builder::module_text() const {
-  return "module @torch_tpu {\n  " + function("public", "main", /*with_aliases=*/true) + "}\n";
+  std::string s = "module @torch_tpu {\n";
+  for (const auto& [callee, text] : externals_) s += *text;
+  return s + "  " + function("public", "main", /*with_aliases=*/true) + "}\n";
 }
 
 std::string Builder::function_text(const std::string& name) const {

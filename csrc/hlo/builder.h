@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,6 +154,19 @@ class Builder {
   Value op(const std::string& name, const std::vector<Value>& operands, const TensorType& result,
            const std::string& attributes = "");
 
+  // Calls `callee`, a function this builder does not build: a user
+  // kernel's StableHLO (torch_tpu.kernels), given as `functions`, the text
+  // of private functions that defines `callee` and whatever it calls (every
+  // name in it owned by that kernel). The text goes into the module once,
+  // beside the functions that call it (external_functions()), however many
+  // calls and fragments use it; XLA inlines the call.
+  std::vector<Value> call(const std::string& callee,
+                          const std::shared_ptr<const std::string>& functions,
+                          const std::vector<Value>& args, const std::vector<TensorType>& results);
+  using ExternalFunctions = std::map<std::string, std::shared_ptr<const std::string>>;
+  // By callee: what call() brought in (in child regions too).
+  const ExternalFunctions& external_functions() const { return externals_; }
+
   void set_results(const std::vector<Value>& results);
   // Lets the executable write result `result_index` into parameter
   // `param`'s memory when the caller donates that argument at launch (the
@@ -206,6 +221,7 @@ class Builder {
   int num_ops_ = 0;
   std::string prefix_;  // of value names: "" for the function, unique per region
   int regions_ = 0;     // child regions made so far (for their prefixes)
+  ExternalFunctions externals_;
 };
 
 }  // namespace torch_tpu::hlo

@@ -33,8 +33,13 @@ std::string type_list(const std::vector<TensorType>& types) {
 std::string call_module_text(const CallSequence& seq) {
   std::string s = "module @torch_tpu {\n";
   std::unordered_set<const CalledFunction*> emitted;
+  std::unordered_set<std::string> emitted_externals;
   for (const auto& call : seq.calls) {
-    if (emitted.insert(call.function).second) s += call.function->text;
+    if (!emitted.insert(call.function).second) continue;
+    s += call.function->text;
+    for (const auto& [callee, text] : call.function->externals) {
+      if (emitted_externals.insert(callee).second) s += *text;
+    }
   }
   std::vector<int> alias(seq.params.size(), -1);
   for (const auto& [param, result] : seq.aliases) alias.at(param) = result;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,9 @@ struct CalledFunction {
   std::string text;  // Builder::function_text(name)
   std::vector<TensorType> params;
   std::vector<TensorType> results;
+  // The functions `text` calls that are defined elsewhere (Builder::call):
+  // the module holds each once, whichever functions call it.
+  std::map<std::string, std::shared_ptr<const std::string>> externals;
 };
 
 struct CallSequence {

@@ -24,6 +24,7 @@
 #include "ops/elementwise.h"
 #include "ops/missing_op.h"
 #include "pjrt/plugin_discovery.h"
+#include "python/kernel_bindings.h"
 
 namespace torch_tpu {
 void register_hooks();  // device/hooks.cc
@@ -190,4 +191,5 @@ PYBIND11_MODULE(_C, m) {
     pybind11::gil_scoped_release no_gil;
     drain_autograd_device_threads(device_count);
   });
+  bind_user_kernels(m);
 }

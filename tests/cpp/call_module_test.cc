@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,7 +20,8 @@ namespace torch_tpu {
 namespace {
 
 hlo::CalledFunction lowered(const std::string& name, const hlo::Builder& b) {
-  hlo::CalledFunction f{name, b.function_text(name), b.parameter_types(), {}};
+  hlo::CalledFunction f{
+      name, b.function_text(name), b.parameter_types(), {}, b.external_functions()};
   for (const hlo::Value& r : b.results()) f.results.push_back(r.type);
   return f;
 }
@@ -75,6 +77,55 @@ TEST(CallModule, ThreadsValuesBetweenCallsAndReturnsTheChosenOnes) {
   // c1 = x*y - 1 = {3, 9, 17}; c2#0 = c1 + (x + y) = {8, 16, 26}
   EXPECT_EQ(second, (std::vector<float>{3, 9, 17}));
   EXPECT_EQ(first, (std::vector<float>{8, 16, 26}));
+}
+
+// A user kernel's functions (torch_tpu.kernels): x -> x * x + 1, through a
+// helper of its own.
+const auto kSquarePlusOne = std::make_shared<const std::string>(R"(
+  func.func private @k_sq_helper(%a: tensor<3xf32>) -> tensor<3xf32> {
+    %r = "stablehlo.multiply"(%a, %a) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    "func.return"(%r) : (tensor<3xf32>) -> ()
+  }
+  func.func private @k_sq_main(%a: tensor<3xf32>) -> tensor<3xf32> {
+    %s = "func.call"(%a) {callee = @k_sq_helper} : (tensor<3xf32>) -> tensor<3xf32>
+    %one = "stablehlo.constant"() {value = dense<1.0> : tensor<3xf32>} : () -> tensor<3xf32>
+    %r = "stablehlo.add"(%s, %one) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    "func.return"(%r) : (tensor<3xf32>) -> ()
+  }
+)");
+
+TEST(CallModule, AKernelCalledFromTwoFunctionsIsDefinedOnce) {
+  // f(x) = kernel(x) - x; g(x) = kernel(x + x): two fragments calling it
+  hlo::Builder fb;
+  auto x = fb.parameter(kVec);
+  fb.set_results({fb.binary("subtract", fb.call("k_sq_main", kSquarePlusOne, {x}, {kVec})[0], x)});
+  const hlo::CalledFunction f = lowered("op0", fb);
+  hlo::Builder gb;
+  auto y = gb.parameter(kVec);
+  gb.set_results({gb.call("k_sq_main", kSquarePlusOne, {gb.binary("add", y, y)}, {kVec})[0]});
+  const hlo::CalledFunction g = lowered("op1", gb);
+  EXPECT_THROW(gb.call("k_sq_main", std::make_shared<const std::string>("other"), {y}, {kVec}),
+               std::invalid_argument);
+  hlo::CallSequence seq;
+  seq.params = {kVec};
+  seq.calls.push_back({&f, {{-1, 0}}});
+  seq.calls.push_back({&g, {{0, 0}}});
+  seq.results = {{1, 0}};
+  const std::string text = hlo::call_module_text(seq);
+  EXPECT_EQ(text.find("@k_sq_main("), text.rfind("@k_sq_main("));
+
+  auto c = plugin_client();
+  auto exe = c->compile(text, pjrt::single_device_compile_options());
+  std::vector<float> in{1, 2, 3};
+  auto arg = c->buffer_from_host(in.data(), PJRT_Buffer_Type_F32, {3}, c->devices().at(0),
+                                 pjrt::HostSemantics::kCopyDuringCall)
+                 .buffer;
+  auto result = exe->execute({arg->raw()}, c->devices().at(0).raw);
+  result.done->await();
+  std::vector<float> out(3);
+  result.outputs.at(0)->to_host_async(out.data(), sizeof(float) * 3)->await();
+  // f = x*x + 1 - x = {1, 3, 7}; g = (2f)^2 + 1 = {5, 37, 197}
+  EXPECT_EQ(out, (std::vector<float>{5, 37, 197}));
 }
 
 // (v, s, keep) -> keep ? v * s : v
