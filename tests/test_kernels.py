@@ -322,6 +322,42 @@ def test_bad_input_is_a_clear_error_naming_the_kernel():
                                rms_norm_cpu(x, torch.ones(4), 1e-6))
 
 
+WARM_PROGRAM = """
+import sys, jax, torch, torch_tpu, torch_tpu.kernels as kernels
+from torch_tpu import debug
+plus = float(sys.argv[1])
+k = kernels.jax_kernel(lambda x: jax.numpy.tanh(x) * 3 + plus, name="warm")
+x = torch.linspace(-1, 1, 8)
+y = torch.compile(lambda a: k(a * 2).sum(), backend="tpu")(x.to("tpu"))
+z = k(x.to("tpu"))
+m = debug.metrics()
+print(m["compiles"], m["persistent_cache_hits"], y.item(), z.cpu().tolist())
+"""
+
+
+def test_a_warm_process_takes_kernel_programs_from_the_persistent_cache(tmp_path):
+    import os
+
+    def run(plus):
+        env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(tmp_path))
+        out = subprocess.run([sys.executable, "-c", WARM_PROGRAM, str(plus)], env=env, cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        compiles, hits, y, z = out.stdout.strip().splitlines()[-1].split(" ", 3)
+        return int(compiles), int(hits), float(y), z
+
+    x = torch.linspace(-1, 1, 8)
+    cold = run(1.0)
+    assert cold[0] >= 2 and abs(cold[2] - (torch.tanh(x * 2) * 3 + 1).sum().item()) < 1e-4
+    warm = run(1.0)
+    assert warm[0] == 0 and warm[1] >= 2 and warm[2:] == cold[2:], (cold, warm)
+    # the same kernel with other math (its name and shapes unchanged):
+    # programs of its own, not the cached ones
+    changed = run(5.0)
+    assert changed[0] >= 2
+    assert abs(changed[2] - (torch.tanh(x * 2) * 3 + 5).sum().item()) < 1e-4
+
+
 def test_importing_torch_tpu_does_not_import_jax():
     code = ("import sys, torch, torch_tpu, torch_tpu.kernels; "
             "assert 'jax' not in sys.modules, 'jax imported'")
