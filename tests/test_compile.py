@@ -25,6 +25,7 @@ from torch_tpu import debug
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_zoo import CNN, GPT, gpt_loss  # noqa: E402
+from metric_deltas import synced_delta as _delta  # noqa: E402
 
 DEV = "tpu"
 
@@ -34,15 +35,6 @@ def fresh_dynamo():
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
-
-
-def _delta(fn):
-    torch.tpu.synchronize()
-    before = debug.metrics()
-    result = fn()
-    torch.tpu.synchronize()
-    after = debug.metrics()
-    return result, {k: after[k] - before.get(k, 0) for k in after}
 
 
 def _both(fn, *cpu_args):

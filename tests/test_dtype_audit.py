@@ -298,8 +298,18 @@ def _problems(results):
     return bad
 
 
+def parallel_audit(names, workers=2):
+    """audit() of `names` split among `workers` children running at once
+    (each case compiles programs of its own, one core each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as pool:
+        parts = pool.map(audit, [names[i::workers] for i in range(workers)])
+    return {label: verdict for part in parts for label, verdict in part.items()}
+
+
 def test_dtype_audit():
-    results = audit(_overloads())
+    results = parallel_audit(_overloads())
     bad = _problems(results)
     report = "\n".join(f"{k}: {v}" for k, v in sorted(bad.items()))
     assert not bad, f"{len(bad)} of {len(results)} cases differ from the CPU:\n{report}"

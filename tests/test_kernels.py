@@ -13,13 +13,14 @@ import torch.nn.functional as F
 
 import torch_tpu
 import torch_tpu.kernels as kernels
-from torch_tpu import debug
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "tests"))
+from metric_deltas import synced_delta as _delta  # noqa: E402
 from pallas_flash_attention import flash_attention  # noqa: E402
 
 DEV = "tpu"
@@ -44,15 +45,6 @@ def swiglu(x, w1, w3, w2):
 
 def swiglu_cpu(x, w1, w3, w2):
     return (F.silu(x @ w1) * (x @ w3)) @ w2
-
-
-def _delta(fn):
-    torch.tpu.synchronize()
-    before = debug.metrics()
-    result = fn()
-    torch.tpu.synchronize()
-    after = debug.metrics()
-    return result, {k: after[k] - before.get(k, 0) for k in after}
 
 
 def _tol(dtype):
@@ -324,7 +316,6 @@ def test_bad_input_is_a_clear_error_naming_the_kernel():
 
 WARM_PROGRAM = """
 import sys, jax, torch, torch_tpu, torch_tpu.kernels as kernels
-from torch_tpu import debug
 plus = float(sys.argv[1])
 k = kernels.jax_kernel(lambda x: jax.numpy.tanh(x) * 3 + plus, name="warm")
 x = torch.linspace(-1, 1, 8)
