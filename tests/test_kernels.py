@@ -201,6 +201,15 @@ def test_compiled_calls_with_changing_shapes_and_static_values():
     torch._dynamo.reset()
 
 
+def test_torch_vmap_batches_the_kernel_with_jax_vmap():
+    x, ws = torch.randn(3, 5, 8), torch.randn(5, 8)
+    got = torch.vmap(lambda a, b: rms_norm(a, b, 1e-6), in_dims=(1, 0))(x.to(DEV), ws.to(DEV))
+    torch.testing.assert_close(got.cpu(), rms_norm_cpu(x.transpose(0, 1), ws[:, None, :], 1e-6))
+    w = torch.randn(8)
+    got = torch.vmap(lambda a: rms_norm(a, w.to(DEV), 1e-6))(x.to(DEV))
+    torch.testing.assert_close(got.cpu(), rms_norm_cpu(x, w, 1e-6))
+
+
 def test_several_outputs_integer_inputs_and_64_bit_dtypes():
     @kernels.jax_kernel
     def stats(x, index):
@@ -316,6 +325,7 @@ def test_bad_input_is_a_clear_error_naming_the_kernel():
 
 WARM_PROGRAM = """
 import sys, jax, torch, torch_tpu, torch_tpu.kernels as kernels
+from torch_tpu import debug
 plus = float(sys.argv[1])
 k = kernels.jax_kernel(lambda x: jax.numpy.tanh(x) * 3 + plus, name="warm")
 x = torch.linspace(-1, 1, 8)

@@ -348,6 +348,36 @@ class JaxKernel(Kernel):
         self.fn = fn
         self.bwd = bwd
         self.__doc__ = getattr(fn, "__doc__", None)
+        self._batched: dict = {}  # in_dims -> the jax.vmap of this kernel
+        self._op.register_vmap(self._vmap)
+
+    def _vmap(self, info, in_dims, tensors, statics):
+        """torch.vmap (torch.func) of the kernel: the kernel of jax.vmap(fn)
+        over the same dimensions, its results batched along dim 0."""
+        dims = tuple(in_dims[0])
+        batched = self._batched.get(dims)
+        if batched is None:
+            with self._lock:
+                batched = self._batched.setdefault(dims, self._make_batched(dims))
+        results = batched._op(list(tensors), statics)
+        return results, [0] * len(results)
+
+    def _make_batched(self, dims) -> Kernel:
+        jax = _jax()
+        fn = self.fn
+
+        def batched(*args):
+            arrays = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
+
+            def one(*xs):
+                full = list(args)
+                for i, x in zip(arrays, xs):
+                    full[i] = x
+                return fn(*full)
+
+            return jax.vmap(one, in_axes=dims)(*[args[i] for i in arrays])
+
+        return JaxKernel(batched, name=f"{self.__name__}_vmap")
 
     def _lower(self, signature: tuple) -> _Lowered:
         jax = _jax()

@@ -37,6 +37,9 @@ std::vector<ops::KernelResult> tensor_types(const pybind11::list& types) {
   return out;
 }
 
+const c10::DispatchKeySet kWrapperKeys = c10::functorch_transforms_ks | c10::python_ks |
+                                         c10::DispatchKeySet(c10::DispatchKey::Functionalize);
+
 template <typename T>
 void append(std::string& key, char tag, T value) {
   key.push_back(tag);
@@ -54,6 +57,9 @@ bool read_call(int64_t number, const pybind11::tuple& args, std::string& key,
     if (THPVariable_CheckExact(obj)) {
       const at::Tensor& t = THPVariable_Unpack(obj);
       if (t.device().type() != c10::DeviceType::PrivateUse1) return false;
+      // A wrapper of a tpu tensor (torch.func's batched and grad tensors,
+      // functionalization, Python subclasses) is the dispatcher's to unwrap.
+      if (t.key_set().has_any(kWrapperKeys)) return false;
       if (t.requires_grad() && at::GradMode::is_enabled()) return false;
       append(key, 't', static_cast<int8_t>(t.scalar_type()));
       append(key, 'd', static_cast<int64_t>(t.dim()));
