@@ -210,6 +210,19 @@ def test_torch_vmap_batches_the_kernel_with_jax_vmap():
     torch.testing.assert_close(got.cpu(), rms_norm_cpu(x, w, 1e-6))
 
 
+def test_torch_func_per_sample_gradients_and_jacobians():
+    x, w = torch.randn(5, 3, 8), torch.randn(8)
+
+    def per_sample(norm, w, x):
+        return torch.func.vmap(torch.func.grad(lambda wv, xv: norm(xv, wv, 1e-6).sum()),
+                               in_dims=(None, 0))(w, x)
+
+    torch.testing.assert_close(per_sample(rms_norm, w.to(DEV), x.to(DEV)).cpu(),
+                               per_sample(rms_norm_cpu, w, x))
+    jac = torch.func.jacrev(lambda a: rms_norm(a, w.to(DEV), 1e-6))(x[0, 0].to(DEV))
+    torch.testing.assert_close(jac.cpu(), torch.func.jacrev(lambda a: rms_norm_cpu(a, w, 1e-6))(x[0, 0]))
+
+
 def test_several_outputs_integer_inputs_and_64_bit_dtypes():
     @kernels.jax_kernel
     def stats(x, index):

@@ -286,7 +286,11 @@ class Kernel:
         if not tensors:
             raise KernelError(f"kernel {self.__name__}: takes at least one tpu tensor")
         lowered = self._lowered(_signature(self.__name__, args))
-        results = _unflatten(lowered.structure, self._op(tensors, lowered.statics))
+        if self._differentiable:
+            out = _KernelFunction.apply(self, lowered.statics, *tensors)
+        else:
+            out = self._op(tensors, lowered.statics)
+        results = _unflatten(lowered.structure, out)
         flat = lowered.structure == 0 or lowered.structure == tuple(range(len(lowered.results)))
         if bind and flat:
             _C._kernel_bind(self._number, args, lowered.handle, lowered.structure == 0)
@@ -318,8 +322,12 @@ class Kernel:
     def _autograd_backward(self, ctx, grads):
         if not self._differentiable:
             raise RuntimeError(f"kernel {self.__name__} is not differentiable")
-        tensors = ctx.saved_tensors
-        args = self._merge(tensors, ctx.statics)
+        return list(self._gradients(ctx.saved_tensors, ctx.statics, grads)), None
+
+    def _gradients(self, tensors, statics, grads) -> tuple:
+        """One gradient per tensor argument (None for those not
+        differentiated) from the outputs' gradients (None for unused)."""
+        args = self._merge(tensors, statics)
         lowered = self._lowered(_signature(self.__name__, args))
         cotangents = [g if g is not None else tensors[0].new_zeros(shape, dtype=dtype)
                       for g, (dtype, shape) in zip(grads, lowered.results)]
@@ -327,9 +335,33 @@ class Kernel:
             with self._lock:
                 if self._backward is None:
                     self._backward = self._make_backward()
-        flat = self._backward(len(args), *args, *cotangents)
-        # one entry per tensor argument, None for those not differentiated
-        return list(flat), None
+        return tuple(self._backward(len(args), *args, *cotangents))
+
+
+class _KernelFunction(torch.autograd.Function):
+    """A differentiable kernel's call where autograd or torch.func may act:
+    forward is the kernel's custom op; backward is the backward kernel.
+    (Not the op's own register_autograd, which torch.func's transforms
+    refuse: its autograd.Function has no setup_context.)"""
+
+    @staticmethod
+    def forward(kernel, statics, *tensors):
+        return tuple(kernel._op(list(tensors), statics))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        kernel, statics, *tensors = inputs
+        ctx.kernel, ctx.statics = kernel, statics
+        ctx.save_for_backward(*tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, None, *ctx.kernel._gradients(ctx.saved_tensors, ctx.statics, grads))
+
+    @staticmethod
+    def vmap(info, in_dims, kernel, statics, *tensors):
+        results, out_dims = kernel._vmap(in_dims[2:], tensors, statics)
+        return tuple(results), tuple(out_dims)
 
 
 def _jax_dtype(kernel: str, i: int, dtype: torch.dtype):
@@ -349,17 +381,19 @@ class JaxKernel(Kernel):
         self.bwd = bwd
         self.__doc__ = getattr(fn, "__doc__", None)
         self._batched: dict = {}  # in_dims -> the jax.vmap of this kernel
-        self._op.register_vmap(self._vmap)
+        self._op.register_vmap(
+            lambda info, in_dims, tensors, statics: self._vmap(in_dims[0], tensors, statics))
 
-    def _vmap(self, info, in_dims, tensors, statics):
+    def _vmap(self, dims, tensors, statics):
         """torch.vmap (torch.func) of the kernel: the kernel of jax.vmap(fn)
-        over the same dimensions, its results batched along dim 0."""
-        dims = tuple(in_dims[0])
+        over the same dimensions, its results batched along dim 0 (results,
+        out_dims)."""
+        dims = tuple(dims)
         batched = self._batched.get(dims)
         if batched is None:
             with self._lock:
                 batched = self._batched.setdefault(dims, self._make_batched(dims))
-        results = batched._op(list(tensors), statics)
+        results = list(_KernelFunction.apply(batched, statics, *tensors))
         return results, [0] * len(results)
 
     def _make_batched(self, dims) -> Kernel:
