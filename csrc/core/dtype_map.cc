@@ -54,6 +54,21 @@ bool lookup(c10::ScalarType t, ElementType* out) {
     case c10::kComplexDouble:
       *out = ElementType::kC128;
       return true;
+    case c10::kFloat8_e4m3fn:
+      *out = ElementType::kF8E4M3FN;
+      return true;
+    case c10::kFloat8_e5m2:
+      *out = ElementType::kF8E5M2;
+      return true;
+    case c10::kFloat8_e4m3fnuz:
+      *out = ElementType::kF8E4M3FNUZ;
+      return true;
+    case c10::kFloat8_e5m2fnuz:
+      *out = ElementType::kF8E5M2FNUZ;
+      return true;
+    case c10::kFloat8_e8m0fnu:
+      *out = ElementType::kF8E8M0FNU;
+      return true;
     default:
       return false;
   }
@@ -103,12 +118,22 @@ pjrt::BufferType buffer_type_for(ElementType type) {
       return PJRT_Buffer_Type_C64;
     case ElementType::kC128:
       return PJRT_Buffer_Type_C128;
+    case ElementType::kF8E4M3FN:
+      return PJRT_Buffer_Type_F8E4M3FN;
+    case ElementType::kF8E5M2:
+      return PJRT_Buffer_Type_F8E5M2;
+    case ElementType::kF8E4M3FNUZ:
+      return PJRT_Buffer_Type_F8E4M3FNUZ;
+    case ElementType::kF8E5M2FNUZ:
+      return PJRT_Buffer_Type_F8E5M2FNUZ;
+    case ElementType::kF8E8M0FNU:
+      return PJRT_Buffer_Type_F8E8M0FNU;
   }
   return PJRT_Buffer_Type_INVALID;
 }
 
 ElementType element_type_from_buffer(pjrt::BufferType type) {
-  for (int i = 0; i <= static_cast<int>(ElementType::kC128); ++i) {
+  for (int i = 0; i <= static_cast<int>(ElementType::kLast); ++i) {
     auto e = static_cast<ElementType>(i);
     if (buffer_type_for(e) == type) return e;
   }

@@ -200,8 +200,89 @@ Value Builder::iota(const TensorType& type, int64_t dimension) {
 
 Value Builder::convert(Value x, ElementType to) {
   if (x.type.element == to) return x;
+  const ElementType from = x.type.element;
+  // PyTorch's 8-bit floats convert from and to float: anything else (a
+  // double, an integer, a half, another 8-bit float) goes through f32 first
+  // (XLA's direct conversions from bf16 round differently at a few values).
+  if (is_float8(to)) {
+    return float8_from_float(x, from == ElementType::kF32 ? x : convert(x, ElementType::kF32), to);
+  }
+  if (is_float8(from) && to != ElementType::kF32) {
+    return convert(convert(x, ElementType::kF32), to);
+  }
   if (is_float(x.type.element) && to == ElementType::kU8) return float_to_u8(x);
   return op("stablehlo.convert", {x}, TensorType{to, x.type.dims});
+}
+
+// XLA's conversion to an 8-bit float with the three places where PyTorch's
+// (c10's Float8 types) decides otherwise: e4m3fn saturates what is beyond
+// its largest value (448) instead of making it NaN; e5m2 spells NaN
+// 0x7F/0xFF (XLA: 0x7E/0xFE); e8m0 takes the magnitude (a negative value's
+// exponent) and makes zero its smallest value, 2^-127, not NaN.
+Value Builder::float8_from_float(Value original, Value x, ElementType to) {
+  const std::vector<int64_t>& dims = x.type.dims;
+  const TensorType result{to, dims};
+  switch (to) {
+    case ElementType::kF8E4M3FN: {
+      const Value largest = splat(constant(x.type.element, 448.0), dims);
+      const Value beyond = compare(Compare::kGT, unary("abs", x), largest);
+      x = select(beyond, binary("multiply", unary("sign", x), largest), x);
+      return op("stablehlo.convert", {x}, result);
+    }
+    case ElementType::kF8E5M2: {
+      const Value y = op("stablehlo.convert", {x}, result);
+      // (an integer is never NaN; nor has the NaN of a FNUZ or e8m0 type a
+      // sign: it becomes float's positive NaN)
+      const ElementType from = original.type.element;
+      if (!is_float(from) || from == ElementType::kF8E4M3FNUZ || from == ElementType::kF8E5M2FNUZ ||
+          from == ElementType::kF8E8M0FNU) {
+        const Value nan = compare(Compare::kNE, x, x);
+        const TensorType u8{ElementType::kU8, dims};
+        const Value positive = splat(constant_int(ElementType::kU8, 0x7F), dims);
+        return bitcast_convert(select(nan, positive, bitcast_convert(y, u8)), result);
+      }
+      // The NaN's sign, read from the value before it was widened (XLA's
+      // conversions need not keep a NaN's sign).
+      const size_t width = byte_size(original.type.element);
+      const ElementType raw = width == 1   ? ElementType::kU8
+                              : width == 2 ? ElementType::kU16
+                              : width == 4 ? ElementType::kU32
+                                           : ElementType::kU64;
+      const Value top =
+          splat(constant_int(raw, static_cast<int64_t>(uint64_t{1} << (8 * width - 1))), dims);
+      const Value sign_set =
+          compare(Compare::kGE, bitcast_convert(original, TensorType{raw, dims}), top);
+      const Value nan = compare(Compare::kNE, x, x);
+      // chosen among bytes, then reinterpreted: a NaN constant of the 8-bit
+      // type would be folded into XLA's one NaN, whatever its sign
+      const TensorType u8{ElementType::kU8, dims};
+      auto byte = [&](int64_t b) { return splat(constant_int(ElementType::kU8, b), dims); };
+      const Value chosen =
+          select(nan, select(sign_set, byte(0xFF), byte(0x7F)), bitcast_convert(y, u8));
+      return bitcast_convert(chosen, result);
+    }
+    case ElementType::kF8E8M0FNU: {
+      // From the f32 bits, in integers (the CPU plugin's conversion flushes
+      // subnormal inputs to zero first): the biased exponent of |x|, plus
+      // one where the mantissa is at least half (to nearest, ties up: c10's
+      // rule);
+      // inf and NaN, and what rounds past 2^127, are 0xFF (NaN).
+      const TensorType u32{ElementType::kU32, dims};
+      auto word = [&](int64_t w) { return splat(constant_int(ElementType::kU32, w), dims); };
+      const Value b = bitcast_convert(x, u32);
+      const Value exponent = binary("and", binary("shift_right_logical", b, word(23)), word(0xFF));
+      // (a subnormal of exactly 2^-127 is e8m0's smallest value, not a tie)
+      const Value mantissa = binary("and", b, word(0x7FFFFF));
+      const Value up = binary("and", compare(Compare::kGE, mantissa, word(0x400000)),
+                              binary("or", compare(Compare::kNE, exponent, word(0)),
+                                     compare(Compare::kGT, mantissa, word(0x400000))));
+      const Value rounded = binary("add", exponent, convert(up, ElementType::kU32));
+      const Value byte = convert(binary("minimum", rounded, word(0xFF)), ElementType::kU8);
+      return bitcast_convert(byte, result);
+    }
+    default:
+      return op("stablehlo.convert", {x}, result);
+  }
 }
 
 // A float becomes u8 through a 64-bit integer, wrapping modulo 256 (-1.5 is

@@ -194,6 +194,9 @@ class Builder {
   std::string function(const std::string& visibility, const std::string& name,
                        bool with_aliases) const;
   Value float_to_u8(Value x);
+  // `x` (f32) as the 8-bit float `to`, with PyTorch's rules; `original` is
+  // the value before it was widened to f32.
+  Value float8_from_float(Value original, Value x, ElementType to);
   std::string name(Value v) const;
   std::string operand_list(const std::vector<Value>& operands) const;
   static std::string type_list(const std::vector<Value>& values);

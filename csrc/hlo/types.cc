@@ -36,6 +36,16 @@ const char* mlir_name(ElementType type) {
       return "complex<f32>";
     case ElementType::kC128:
       return "complex<f64>";
+    case ElementType::kF8E4M3FN:
+      return "f8E4M3FN";
+    case ElementType::kF8E5M2:
+      return "f8E5M2";
+    case ElementType::kF8E4M3FNUZ:
+      return "f8E4M3FNUZ";
+    case ElementType::kF8E5M2FNUZ:
+      return "f8E5M2FNUZ";
+    case ElementType::kF8E8M0FNU:
+      return "f8E8M0FNU";
   }
   return "?";
 }
@@ -45,6 +55,11 @@ size_t byte_size(ElementType type) {
     case ElementType::kPred:
     case ElementType::kS8:
     case ElementType::kU8:
+    case ElementType::kF8E4M3FN:
+    case ElementType::kF8E5M2:
+    case ElementType::kF8E4M3FNUZ:
+    case ElementType::kF8E5M2FNUZ:
+    case ElementType::kF8E8M0FNU:
       return 1;
     case ElementType::kS16:
     case ElementType::kU16:
@@ -68,7 +83,12 @@ size_t byte_size(ElementType type) {
 
 bool is_float(ElementType t) {
   return t == ElementType::kF16 || t == ElementType::kBF16 || t == ElementType::kF32 ||
-         t == ElementType::kF64;
+         t == ElementType::kF64 || is_float8(t);
+}
+bool is_float8(ElementType t) {
+  return t == ElementType::kF8E4M3FN || t == ElementType::kF8E5M2 ||
+         t == ElementType::kF8E4M3FNUZ || t == ElementType::kF8E5M2FNUZ ||
+         t == ElementType::kF8E8M0FNU;
 }
 bool is_complex(ElementType t) { return t == ElementType::kC64 || t == ElementType::kC128; }
 ElementType real_part_type(ElementType t) {

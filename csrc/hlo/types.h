@@ -24,11 +24,20 @@ enum class ElementType {
   kF64,
   kC64,
   kC128,
+  // 8-bit floats (PyTorch's float8 dtypes; StableHLO's names): storage,
+  // transfers and conversions; arithmetic goes through a wider type.
+  kF8E4M3FN,
+  kF8E5M2,
+  kF8E4M3FNUZ,
+  kF8E5M2FNUZ,
+  kF8E8M0FNU,
+  kLast = kF8E8M0FNU,
 };
 
 const char* mlir_name(ElementType type);  // "f32", "ui8", "i1", ...
 size_t byte_size(ElementType type);
-bool is_float(ElementType type);
+bool is_float(ElementType type);  // the 8-bit floats included
+bool is_float8(ElementType type);
 bool is_complex(ElementType type);
 // The type of a complex type's parts (f32 for c64, f64 for c128), and the
 // complex type with parts of a float type (c128 for f64, else c64).

@@ -148,6 +148,16 @@ std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t,
       return cast(c10::complex<float>{});
     case ElementType::kC128:
       return cast(c10::complex<double>{});
+    case ElementType::kF8E4M3FN:
+      return cast(c10::Float8_e4m3fn{});
+    case ElementType::kF8E5M2:
+      return cast(c10::Float8_e5m2{});
+    case ElementType::kF8E4M3FNUZ:
+      return cast(c10::Float8_e4m3fnuz{});
+    case ElementType::kF8E5M2FNUZ:
+      return cast(c10::Float8_e5m2fnuz{});
+    case ElementType::kF8E8M0FNU:
+      return cast(c10::Float8_e8m0fnu{});
   }
   return {};
 }

@@ -11,6 +11,7 @@ size_t byte_size(BufferType type) {
     case PJRT_Buffer_Type_F8E4M3FN:
     case PJRT_Buffer_Type_F8E4M3FNUZ:
     case PJRT_Buffer_Type_F8E5M2FNUZ:
+    case PJRT_Buffer_Type_F8E8M0FNU:
       return 1;
     case PJRT_Buffer_Type_S16:
     case PJRT_Buffer_Type_U16:
@@ -65,6 +66,16 @@ const char* buffer_type_name(BufferType type) {
       return "c64";
     case PJRT_Buffer_Type_C128:
       return "c128";
+    case PJRT_Buffer_Type_F8E4M3FN:
+      return "f8e4m3fn";
+    case PJRT_Buffer_Type_F8E5M2:
+      return "f8e5m2";
+    case PJRT_Buffer_Type_F8E4M3FNUZ:
+      return "f8e4m3fnuz";
+    case PJRT_Buffer_Type_F8E5M2FNUZ:
+      return "f8e5m2fnuz";
+    case PJRT_Buffer_Type_F8E8M0FNU:
+      return "f8e8m0fnu";
     default:
       return "other";
   }
