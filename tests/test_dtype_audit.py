@@ -29,11 +29,15 @@ DTYPES = [
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
     torch.float16, torch.bfloat16, torch.float32, torch.float64,
     torch.complex64, torch.complex128,
+    torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz,
+    torch.float8_e8m0fnu,
 ]
 SHORT = {torch.bool: "b8", torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16",
          torch.int32: "i32", torch.int64: "i64", torch.float16: "f16",
          torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64",
-         torch.complex64: "c64", torch.complex128: "c128"}
+         torch.complex64: "c64", torch.complex128: "c128", torch.float8_e4m3fn: "f8e4m3fn",
+         torch.float8_e5m2: "f8e5m2", torch.float8_e4m3fnuz: "f8e4m3fnuz",
+         torch.float8_e5m2fnuz: "f8e5m2fnuz", torch.float8_e8m0fnu: "f8e8m0fnu"}
 
 # (op, dtype) pairs the CPU computes but tpu refuses with NotImplementedError.
 # Empty: every dtype the CPU takes is lowered.
@@ -191,6 +195,8 @@ def _verdict(cpu, cpu_exc, tpu, tpu_exc):
     if cpu.dtype != tpu.dtype or cpu.shape != tpu.shape:
         return f"cpu {cpu.dtype}{tuple(cpu.shape)}, tpu {tpu.dtype}{tuple(tpu.shape)}"
     got = tpu.cpu()
+    if cpu.dtype.is_floating_point and cpu.element_size() == 1:  # float8: compare as float
+        got, cpu = got.float(), cpu.float()
     try:
         if cpu.dtype.is_floating_point or cpu.dtype.is_complex:
             torch.testing.assert_close(got, cpu, equal_nan=True)

@@ -1417,6 +1417,22 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
   }
 }
 
+bool is_float8_dtype(at::ScalarType t) {
+  return t == at::kFloat8_e4m3fn || t == at::kFloat8_e5m2 || t == at::kFloat8_e4m3fnuz ||
+         t == at::kFloat8_e5m2fnuz || t == at::kFloat8_e8m0fnu;
+}
+
+// The few elementwise kernels CPU has for the 8-bit floats (found by
+// calling every overload on CPU: tests/test_dtype_audit.py); the rest raise
+// NotImplementedError there, and here.
+bool float8_kernel_on_cpu(const OverloadInfo& info, at::ScalarType compute) {
+  const std::string& name = info.name;
+  if (name == "abs") return compute != at::kFloat8_e8m0fnu;
+  if (name == "mul") return info.op_name != "aten::mul.Scalar";
+  if (name == "conj_physical") return info.op_name != "aten::conj_physical.out";
+  return name == "eq" || name == "ne" || name == "isnan" || name == "where";
+}
+
 // The checks CPU makes before it computes anything, with its exception
 // classes: the dtypes the kernel takes (before any StableHLO is built for a
 // dtype the lowering cannot take) and the op's own argument checks.
@@ -1455,6 +1471,9 @@ void check_call(const OverloadInfo& info, const Operands& operands, const Attrs&
     rule = &dtype_rule("div_rounding");
   }
   if (!(rule->classes & dtype_class(compute))) refuse_dtype(*rule, op_name, compute);
+  if (is_float8_dtype(compute) && !float8_kernel_on_cpu(info, compute)) {
+    refuse_dtype(op_name, compute);
+  }
   // round with `decimals` has only a floating kernel
   if (info.has_argument_checks && name == "round" && attr("decimals") &&
       !at::isFloatingType(compute)) {
@@ -1629,7 +1648,9 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
 
   // Half and bfloat16 compute in float32 and round once at the end, like
   // the CPU kernels' opmath type (scalars too).
-  const bool reduced_float = compute == at::kHalf || compute == at::kBFloat16;
+  // (the 8-bit floats' few kernels compute in float, as c10's operators do)
+  const bool reduced_float =
+      compute == at::kHalf || compute == at::kBFloat16 || is_float8_dtype(compute);
   const Operand* other = info.opmath_other ? find_operand(operands, "other") : nullptr;
   const bool opmath_other =
       reduced_float && other && (!other->is_tensor || other->tensor->numel() == 1);
