@@ -230,43 +230,37 @@ Value Builder::float8_from_float(Value original, Value x, ElementType to) {
       return op("stablehlo.convert", {x}, result);
     }
     case ElementType::kF8E5M2: {
-      const Value y = op("stablehlo.convert", {x}, result);
-      // (an integer is never NaN; nor has the NaN of a FNUZ or e8m0 type a
-      // sign: it becomes float's positive NaN)
-      const ElementType from = original.type.element;
-      if (!is_float(from) || from == ElementType::kF8E4M3FNUZ || from == ElementType::kF8E5M2FNUZ ||
-          from == ElementType::kF8E8M0FNU) {
-        const Value nan = compare(Compare::kNE, x, x);
-        const TensorType u8{ElementType::kU8, dims};
-        const Value positive = splat(constant_int(ElementType::kU8, 0x7F), dims);
-        return bitcast_convert(select(nan, positive, bitcast_convert(y, u8)), result);
-      }
-      // The NaN's sign, read from the value before it was widened (XLA's
-      // conversions need not keep a NaN's sign).
-      const size_t width = byte_size(original.type.element);
-      const ElementType raw = width == 1   ? ElementType::kU8
-                              : width == 2 ? ElementType::kU16
-                              : width == 4 ? ElementType::kU32
-                                           : ElementType::kU64;
-      const Value top =
-          splat(constant_int(raw, static_cast<int64_t>(uint64_t{1} << (8 * width - 1))), dims);
-      const Value sign_set =
-          compare(Compare::kGE, bitcast_convert(original, TensorType{raw, dims}), top);
-      const Value nan = compare(Compare::kNE, x, x);
-      // chosen among bytes, then reinterpreted: a NaN constant of the 8-bit
-      // type would be folded into XLA's one NaN, whatever its sign
       const TensorType u8{ElementType::kU8, dims};
       auto byte = [&](int64_t b) { return splat(constant_int(ElementType::kU8, b), dims); };
-      const Value chosen =
-          select(nan, select(sign_set, byte(0xFF), byte(0x7F)), bitcast_convert(y, u8));
-      return bitcast_convert(chosen, result);
+      // The NaN byte keeps the source's sign, read before it was widened
+      // (XLA's conversions need not keep a NaN's sign). An integer is never
+      // NaN, and the NaN of a FNUZ or e8m0 type has no sign: it becomes
+      // float's positive NaN.
+      const ElementType from = original.type.element;
+      Value nan_byte = byte(0x7F);
+      if (is_float(from) && from != ElementType::kF8E4M3FNUZ && from != ElementType::kF8E5M2FNUZ &&
+          from != ElementType::kF8E8M0FNU) {
+        const size_t width = byte_size(from);
+        const ElementType raw = width == 1   ? ElementType::kU8
+                                : width == 2 ? ElementType::kU16
+                                : width == 4 ? ElementType::kU32
+                                             : ElementType::kU64;
+        const Value top =
+            splat(constant_int(raw, static_cast<int64_t>(uint64_t{1} << (8 * width - 1))), dims);
+        const Value sign_set =
+            compare(Compare::kGE, bitcast_convert(original, TensorType{raw, dims}), top);
+        nan_byte = select(sign_set, byte(0xFF), nan_byte);
+      }
+      // chosen among bytes, then reinterpreted: a NaN constant of the 8-bit
+      // type would be folded into XLA's one NaN, whatever its sign
+      const Value y = bitcast_convert(op("stablehlo.convert", {x}, result), u8);
+      return bitcast_convert(select(compare(Compare::kNE, x, x), nan_byte, y), result);
     }
     case ElementType::kF8E8M0FNU: {
       // From the f32 bits, in integers (the CPU plugin's conversion flushes
       // subnormal inputs to zero first): the biased exponent of |x|, plus
       // one where the mantissa is at least half (to nearest, ties up: c10's
-      // rule);
-      // inf and NaN, and what rounds past 2^127, are 0xFF (NaN).
+      // rule); inf and NaN, and what rounds past 2^127, are 0xFF (NaN).
       const TensorType u32{ElementType::kU32, dims};
       auto word = [&](int64_t w) { return splat(constant_int(ElementType::kU32, w), dims); };
       const Value b = bitcast_convert(x, u32);

@@ -1417,11 +1417,6 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
   }
 }
 
-bool is_float8_dtype(at::ScalarType t) {
-  return t == at::kFloat8_e4m3fn || t == at::kFloat8_e5m2 || t == at::kFloat8_e4m3fnuz ||
-         t == at::kFloat8_e5m2fnuz || t == at::kFloat8_e8m0fnu;
-}
-
 // The few elementwise kernels CPU has for the 8-bit floats (found by
 // calling every overload on CPU: tests/test_dtype_audit.py); the rest raise
 // NotImplementedError there, and here.
@@ -1471,7 +1466,7 @@ void check_call(const OverloadInfo& info, const Operands& operands, const Attrs&
     rule = &dtype_rule("div_rounding");
   }
   if (!(rule->classes & dtype_class(compute))) refuse_dtype(*rule, op_name, compute);
-  if (is_float8_dtype(compute) && !float8_kernel_on_cpu(info, compute)) {
+  if (c10::isFloat8Type(compute) && !float8_kernel_on_cpu(info, compute)) {
     refuse_dtype(op_name, compute);
   }
   // round with `decimals` has only a floating kernel
@@ -1650,7 +1645,7 @@ at::Tensor run_elementwise(const OverloadInfo& info, Operands& operands, const A
   // the CPU kernels' opmath type (scalars too).
   // (the 8-bit floats' few kernels compute in float, as c10's operators do)
   const bool reduced_float =
-      compute == at::kHalf || compute == at::kBFloat16 || is_float8_dtype(compute);
+      compute == at::kHalf || compute == at::kBFloat16 || c10::isFloat8Type(compute);
   const Operand* other = info.opmath_other ? find_operand(operands, "other") : nullptr;
   const bool opmath_other =
       reduced_float && other && (!other->is_tensor || other->tensor->numel() == 1);
