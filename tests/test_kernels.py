@@ -300,6 +300,25 @@ def test_a_stablehlo_kernel():
         kernels.stablehlo_kernel(STABLEHLO_AXPY, [(torch.float16, (4,))], name="axpy")
 
 
+STABLEHLO_F8_DOT = """
+func.func @main(%a: tensor<8x32xf8E4M3FN>, %b: tensor<32x4xf8E5M2>) -> tensor<8x4xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+      : (tensor<8x32xf8E4M3FN>, tensor<32x4xf8E5M2>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+"""
+
+
+def test_a_stablehlo_kernel_on_float8_tensors():
+    dot = kernels.stablehlo_kernel(STABLEHLO_F8_DOT, name="f8dot")
+    # small integers: every sum is exact
+    a = torch.randint(-8, 9, (8, 32)).float().to(torch.float8_e4m3fn)
+    b = torch.randint(-8, 9, (32, 4)).float().to(torch.float8_e5m2)
+    (got,) = dot(a.to(DEV), b.to(DEV))
+    assert got.dtype == torch.float32
+    assert torch.equal(got.cpu(), (a.double() @ b.double()).float())
+
+
 def test_bad_input_is_a_clear_error_naming_the_kernel():
     x = torch.randn(3, 4)
 

@@ -63,7 +63,9 @@ _MLIR_DTYPES = {
     "bf16": torch.bfloat16, "i1": torch.bool, "i8": torch.int8, "i16": torch.int16,
     "i32": torch.int32, "i64": torch.int64, "ui8": torch.uint8, "ui16": torch.uint16,
     "ui32": torch.uint32, "ui64": torch.uint64, "complex<f32>": torch.complex64,
-    "complex<f64>": torch.complex128,
+    "complex<f64>": torch.complex128, "f8E4M3FN": torch.float8_e4m3fn,
+    "f8E5M2": torch.float8_e5m2, "f8E4M3FNUZ": torch.float8_e4m3fnuz,
+    "f8E5M2FNUZ": torch.float8_e5m2fnuz, "f8E8M0FNU": torch.float8_e8m0fnu,
 }
 
 

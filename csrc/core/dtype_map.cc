@@ -1,6 +1,9 @@
 #include "core/dtype_map.h"
 
+#include <ATen/OpMathType.h>
 #include <c10/util/Exception.h>
+
+#include <string_view>
 
 namespace torch_tpu {
 
@@ -69,6 +72,11 @@ bool lookup(c10::ScalarType t, ElementType* out) {
     case c10::kFloat8_e8m0fnu:
       *out = ElementType::kF8E8M0FNU;
       return true;
+    // Two 4-bit floats per byte: PyTorch defines no arithmetic on it, only
+    // storage and data movement, so programs carry its bytes (below).
+    case c10::kFloat4_e2m1fn_x2:
+      *out = ElementType::kU8;
+      return true;
     default:
       return false;
   }
@@ -80,10 +88,36 @@ bool is_supported_dtype(c10::ScalarType type) {
   return lookup(type, &unused);
 }
 
+namespace {
+// The ops that take float4_e2m1fn_x2 tensors: those that move or compare
+// bytes, which CPU has for it ("tpu" is reading an operand's view; an op
+// that computes on it names itself, and is refused below). `op` may be an
+// overload's full name ("aten::eq.Tensor").
+bool moves_bytes(std::string_view op) {
+  const size_t colons = op.find("::");
+  if (colons != std::string_view::npos) op.remove_prefix(colons + 2);
+  op = op.substr(0, op.find('.'));
+  static const char* const kOps[] = {"tpu", "copy_", "empty", "empty_strided", "cat",   "eq",
+                                     "eq_", "ne",    "ne_",   "where",         "zero_", "isnan"};
+  for (const char* name : kOps) {
+    if (op == name) return true;
+  }
+  return false;
+}
+}  // namespace
+
 ElementType element_type_for(c10::ScalarType type, const char* op) {
   ElementType out;
   TORCH_CHECK_TYPE(lookup(type, &out), op, ": dtype ", type, " is not supported on the tpu device");
+  // as CPU: "abs_cpu" not implemented for 'Float4_e2m1fn_x2'
+  TORCH_CHECK_NOT_IMPLEMENTED(type != c10::kFloat4_e2m1fn_x2 || moves_bytes(op), "\"", op,
+                              "\" not implemented for '", c10::toString(type), "'");
   return out;
+}
+
+ElementType opmath_element_type_for(c10::ScalarType type, const char* op) {
+  (void)element_type_for(type, op);  // (toOpMathType asserts on float4_e2m1fn_x2)
+  return element_type_for(at::toOpMathType(type), op);
 }
 
 pjrt::BufferType buffer_type_for(ElementType type) {

@@ -221,7 +221,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight,
   const bool has_bias = bias.has_value() && bias->defined();
   const ElementType t = element_type_for(input.scalar_type(), "convolution");
   // half/bfloat16 convolve in float32, like the CPU kernels' accumulation.
-  const ElementType ct = element_type_for(at::toOpMathType(input.scalar_type()), "convolution");
+  const ElementType ct = opmath_element_type_for(input.scalar_type(), "convolution");
   TensorProgram program("convolution", conv_key("conv", p) + (has_bias ? "b" : ""));
   program.input(input);
   program.input(weight);
@@ -252,8 +252,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     grad_bias = device_empty({grad_output.size(1)}, grad_output.options());
   }
   const ElementType t = element_type_for(input.scalar_type(), "convolution_backward");
-  const ElementType ct =
-      element_type_for(at::toOpMathType(input.scalar_type()), "convolution_backward");
+  const ElementType ct = opmath_element_type_for(input.scalar_type(), "convolution_backward");
   TensorProgram program("convolution_backward", conv_key("conv_bwd", p) + (mask[0] ? "i" : "") +
                                                     (mask[1] ? "w" : "") + (mask[2] ? "b" : ""));
   program.input(grad_output);

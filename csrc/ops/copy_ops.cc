@@ -40,7 +40,10 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   at::Tensor host = src.to(dst.scalar_type()).resolve_conj().resolve_neg();
   if (whole && dst.is_conj()) host = host.conj_physical();
   if (whole && dst.is_neg()) host = host.neg();
-  host = host.contiguous();
+  // (CPU's transposing copy has no float4_e2m1fn_x2 kernel: move its bytes)
+  host = host.scalar_type() == at::kFloat4_e2m1fn_x2
+             ? host.view(at::kByte).contiguous().view(at::kFloat4_e2m1fn_x2)
+             : host.contiguous();
   const hlo::ElementType type = element_type_for(dst.scalar_type(), "copy_");
   const int device = dst.device().index();
   pjrt::BufferPtr buffer;
@@ -97,6 +100,16 @@ at::Tensor host_alias(const pjrt::BufferPtr& buffer, at::IntArrayRef sizes,
   return at::from_blob(const_cast<void*>(view->data()), sizes, options.device(c10::kCPU));
 }
 
+// dst.copy_(src) on the host, where CPU's transposing copy has no
+// float4_e2m1fn_x2 kernel: its bytes are copied instead.
+void host_copy(const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.scalar_type() == at::kFloat4_e2m1fn_x2 && src.scalar_type() == at::kFloat4_e2m1fn_x2) {
+    dst.view(at::kByte).copy_(src.view(at::kByte));
+  } else {
+    dst.copy_(src);
+  }
+}
+
 // Device -> host. `dst` is a CPU tensor of src's shape.
 void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   const ScopedCutReason host_read(CutReason::kHostRead);
@@ -112,7 +125,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
       whole = at::empty({storage->element_count()}, src.options().device(c10::kCPU));
       download(*buffer, whole.data_ptr(), storage->nbytes(), device);
     }
-    dst.copy_(whole.as_strided(src.sizes(), src.strides(), src.storage_offset()));
+    host_copy(dst, whole.as_strided(src.sizes(), src.strides(), src.storage_offset()));
     return;
   }
   at::Tensor dense = plain && is_whole_storage(src) ? src : compact(src);
@@ -120,7 +133,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   pjrt::BufferPtr buffer = storage->buffer(element_type_for(dense.scalar_type(), "copy_"));
   at::Tensor aliased = host_alias(buffer, src.sizes(), src.options(), device, view);
   if (aliased.defined()) {
-    dst.copy_(aliased);
+    host_copy(dst, aliased);
     return;
   }
   const size_t nbytes = static_cast<size_t>(dense.numel()) * dense.element_size();
@@ -131,7 +144,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   }
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
   download(*buffer, host.data_ptr(), nbytes, device);
-  dst.copy_(host);
+  host_copy(dst, host);
 }
 
 }  // namespace
@@ -170,7 +183,7 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
     } else {
       at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
       copy_device_to_host(host, src);
-      self.copy_(host);
+      host_copy(self, host);
     }
   }
   return self;

@@ -105,7 +105,15 @@ at::Tensor& fill_tensor_value(at::Tensor& self, const at::Tensor& value) {
   return self;
 }
 
-at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+// (float4_e2m1fn_x2 has zero_ but no fill_ on CPU: its zero is the zero byte)
+at::Tensor& zero_(at::Tensor& self) {
+  if (self.scalar_type() == at::kFloat4_e2m1fn_x2) {
+    at::Tensor bytes = self.view(at::kByte);
+    fill_scalar(bytes, 0);
+    return self;
+  }
+  return fill_scalar(self, 0);
+}
 
 at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
                        at::Tensor& out) {

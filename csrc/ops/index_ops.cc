@@ -443,7 +443,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
     return grad;
   }
   const ElementType t = element_type_for(grad_output.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(grad_output.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(grad_output.scalar_type(), op);
   TensorProgram program(op, program_key("embedding_bwd", padding_idx, scale_grad_by_freq));
   program.input(grad_output);
   program.input(indices);

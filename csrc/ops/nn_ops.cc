@@ -71,7 +71,7 @@ at::Tensor softmax_common(const at::Tensor& self, int64_t dim, bool half_to_floa
   if (!out.defined()) out = device_empty(self.sizes(), self.options().dtype(result));
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
-  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
   TensorProgram program(op, std::string(op) + ":" + std::to_string(dim));
   program.input(self);
   program.output(out);
@@ -88,7 +88,7 @@ at::Tensor softmax_backward_common(const at::Tensor& grad, const at::Tensor& out
   if (!out.defined()) out = device_empty(grad.sizes(), grad.options().dtype(input_dtype));
   at::native::resize_output(out, grad.sizes());
   if (grad.numel() == 0) return out;
-  const ElementType acc = element_type_for(at::toOpMathType(grad.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(grad.scalar_type(), op);
   TensorProgram program(op, std::string(op) + ":" + std::to_string(dim));
   program.input(grad);
   program.input(output);

@@ -114,7 +114,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
   at::Tensor save_invstd = device_empty({training ? C : 0}, input.options().dtype(stat_dtype));
   if (input.numel() == 0) return {out, save_mean, save_invstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(input.scalar_type(), op);
   const ElementType st = element_type_for(stat_dtype, op);
   const bool update = training && has_stats;
   TensorProgram program(op, program_key("bn", training, has_w, has_b, has_stats));
@@ -199,7 +199,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
   if (!mask[0] && !mask[1] && !mask[2]) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
   const ElementType pt = element_type_for(pdtype, op);
-  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(input.scalar_type(), op);
   TensorProgram program(op, program_key("bn_bwd", train, has_w, mask[0], mask[1], mask[2]));
   program.input(grad_out);
   program.input(input);
@@ -285,7 +285,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
   at::Tensor rstd = device_empty(sshape, input.options());
   if (input.numel() == 0) return {out, mean, rstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(input.scalar_type(), op);
   TensorProgram program(op, program_key("ln", has_w, has_b));
   program.input(input);
   if (has_w) program.input(*weight);
@@ -328,7 +328,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   const bool want_w = gw.defined(), want_b = gb.defined();
   if (!mask[0] && !want_w && !want_b) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(input.scalar_type(), op);
   TensorProgram program(op, program_key("ln_bwd", has_w, mask[0], want_w, want_b));
   program.input(grad_out);
   program.input(input);
@@ -383,7 +383,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(
   at::Tensor rstd = device_empty({N, G}, input.options());
   if (input.numel() == 0) return {out, mean, rstd};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(input.scalar_type(), op);
   TensorProgram program(op, program_key("gn", N, C, HxW, G, has_w, has_b));
   program.input(input);
   if (has_w) program.input(*weight);
@@ -427,7 +427,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   if (mask[2]) gb = device_empty({C}, input.options());
   if ((!mask[0] && !mask[1] && !mask[2]) || input.numel() == 0) return {gi, gw, gb};
   const ElementType t = element_type_for(input.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(input.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(input.scalar_type(), op);
   TensorProgram program(op, program_key("gn_bwd", N, C, HxW, G, has_w, mask[0], mask[1], mask[2]));
   program.input(grad_out);
   program.input(input);

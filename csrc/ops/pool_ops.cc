@@ -233,7 +233,7 @@ at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
   at::native::resize_output(out, sizes);
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(self.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
   TensorProgram program(op, program_key("avgpool", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
                                         count_include_pad, divisor_override.value_or(0)));
   program.input(self);
@@ -263,7 +263,7 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   at::native::resize_output(grad_input, self.sizes());
   if (grad_input.numel() == 0) return grad_input;
   const ElementType t = element_type_for(self.scalar_type(), op);
-  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
   TensorProgram program(op,
                         program_key("avgpool_bwd", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
                                     count_include_pad, divisor_override.value_or(0)));

@@ -232,6 +232,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::ScalarType acc_type = out_type;
   if (name == "all" || name == "any") acc_type = at::kBool;
   if (name == "argmax" || name == "argmin" || with_indices) acc_type = in_type;
+  (void)element_type_for(acc_type, op_name.c_str());  // (toOpMathType asserts on float4)
   acc_type = at::toOpMathType(acc_type);
   const ElementType acc = element_type_for(acc_type, op_name.c_str());
   double correction = a.correction ? a.correction->toDouble() : 1.0;

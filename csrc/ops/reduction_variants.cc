@@ -138,7 +138,7 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
   const auto shape = reduced_shape(self, dims, keepdim);
   at::native::resize_output(out, shape);
   if (out.numel() == 0) return out;
-  const ElementType acc = element_type_for(at::toOpMathType(result), op);
+  const ElementType acc = opmath_element_type_for(result, op);
   TensorProgram program(op, program_key("nansum", dims, keepdim));
   program.input(self);
   program.output(out);
@@ -182,7 +182,7 @@ std::tuple<at::Tensor, at::Tensor> moments(const char* op, bool take_sqrt, const
   at::Tensor spread = device_empty(shape, self.options());
   at::Tensor mean = device_empty(shape, self.options());
   if (spread.numel() == 0) return {spread, mean};
-  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
   const auto in_shape = self.sizes().vec();
   TensorProgram program(op, program_key("moments", dims, keepdim, take_sqrt));
   program.input(self);
@@ -251,7 +251,7 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
   dim = c10::maybe_wrap_dim(dim, self.dim());
   at::native::resize_output(out, self.sizes());
   if (out.numel() == 0) return out;
-  const ElementType acc = element_type_for(at::toOpMathType(self.scalar_type()), op);
+  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
   TensorProgram program(op, program_key("logcumsumexp", dim));
   program.input(self);
   program.output(out);

@@ -28,6 +28,7 @@
 #include "ops/order_stat_kernels.h"
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
+#include "ops/scaled_mm_kernels.h"
 #include "ops/search_kernels.h"
 #include "ops/sequence_kernels.h"
 #include "ops/shape_kernels.h"
@@ -312,6 +313,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_amp_foreach_non_finite_check_and_unscale_",
          TORCH_FN(amp_foreach_non_finite_check_and_unscale_));
   m.impl("_amp_update_scale_", TORCH_FN(amp_update_scale_));
+  m.impl("_scaled_mm", TORCH_FN(scaled_mm));
+  m.impl("_scaled_mm.out", TORCH_FN(scaled_mm_out));
   m.impl("ldexp.Tensor", TORCH_FN(ldexp));
   m.impl("ldexp_", TORCH_FN(ldexp_));
   m.impl("ldexp.out", TORCH_FN(ldexp_out));

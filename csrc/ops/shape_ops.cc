@@ -44,7 +44,7 @@ at::Tensor& scan_out(const char* op, const char* body, double init, const at::Te
   at::native::resize_output(out, self.sizes());
   if (out.numel() == 0) return out;
   const ElementType t = element_type_for(result, op);
-  const ElementType acc = element_type_for(at::toOpMathType(result), op);
+  const ElementType acc = opmath_element_type_for(result, op);
   TensorProgram program(op, program_key(op, dim));
   program.input(self);
   program.output(out);
@@ -144,6 +144,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self,
                                                      at::Tensor& indices) {
   const char* op = "sort";
   dim = c10::maybe_wrap_dim(dim, self.dim());
+  (void)element_type_for(self.scalar_type(), op);  // orders values: no float4 (as CPU)
   check_out_dtype(op, values, self.scalar_type());
   check_out_dtype(op, indices, at::kLong);
   check_out_overlap(values, {self});
@@ -167,6 +168,7 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k,
                                               at::Tensor& indices) {
   const char* op = "topk";
   dim = c10::maybe_wrap_dim(dim, self.dim());
+  (void)element_type_for(self.scalar_type(), op);  // orders values: no float4 (as CPU)
   const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
   TORCH_CHECK(k >= 0 && k <= n, "selected index k out of range");
   check_out_dtype(op, values, self.scalar_type());

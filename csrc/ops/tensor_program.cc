@@ -574,6 +574,11 @@ void fill_tensor(const at::Tensor& out, const c10::Scalar& value, const char* op
 }
 
 void copy_on_device(const at::Tensor& dst, const at::Tensor& src, const char* op) {
+  // float4_e2m1fn_x2 has no conversions (CPU's copy kernel refuses them)
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      src.scalar_type() == dst.scalar_type() || (src.scalar_type() != at::kFloat4_e2m1fn_x2 &&
+                                                 dst.scalar_type() != at::kFloat4_e2m1fn_x2),
+      "\"copy_kernel\" not implemented for 'Float4_e2m1fn_x2'");
   // (the values as src's conjugate/negative bits read them, stored as dst's
   // read them: ViewArg)
   TensorProgram program(op, "copy");
