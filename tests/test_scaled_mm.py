@@ -334,3 +334,66 @@ def test_defer_and_fuse_and_compiled_give_strict_results():
     for got in (deferred, compiled):
         for g, s in zip(got, strict):
             assert g.dtype == s.dtype and torch.equal(g, s)
+
+
+# --- torch.nn.functional.scaled_mm (aten._scaled_mm_v2) ----------------------
+
+from torch.nn.functional import ScalingType, SwizzleType  # noqa: E402
+
+
+def v2(a, b, sa, ra, sb, rb, **kw):
+    return torch.nn.functional.scaled_mm(a, b, sa, ra, sb, rb, **kw)
+
+
+@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise"])
+def test_v2_tensorwise_and_rowwise_equal_cpu(recipe):
+    a, b = float8_operands(24, 48, 40, integer=True)
+    if recipe == "rowwise":
+        sa, sb, r = 2.0 ** torch.randint(-3, 3, (24, 1)).float(), \
+            2.0 ** torch.randint(-3, 3, (1, 40)).float(), ScalingType.RowWise
+    else:
+        sa, sb, r = torch.tensor(0.25), torch.tensor(4.0), ScalingType.TensorWise
+    bias = torch.randint(-3, 3, (40,)).bfloat16()
+    for kw in ({}, {"output_dtype": torch.float32}, {"bias": bias}):
+        cpu = v2(a, b, sa, r, sb, r, **kw)
+        got = v2(tpu(a), tpu(b), tpu(sa), r, tpu(sb), r, **{k: tpu(v) for k, v in kw.items()})
+        assert got.dtype == cpu.dtype and torch.equal(got.cpu(), cpu)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_v2_block_recipes_are_the_exact_dequantized_product(kind):
+    m, k, n = 40, 96, 136
+    a, b, sa, sb, af, bf = block_operands(kind, m, k, n)
+    recipe = ScalingType.BlockWise1x16 if kind == "nvfp4" else ScalingType.BlockWise1x32
+    swz = SwizzleType.SWIZZLE_32_4_4
+    ref = (af.double() @ bf.double().t()).float()
+    bound = (af.abs() @ bf.abs().t()) * 2.0 ** -21 + 1e-30
+    got = v2(tpu(a), tpu(b), tpu(sa), recipe, tpu(sb), recipe, swizzle_a=swz, swizzle_b=swz,
+             output_dtype=torch.float32)
+    assert ((got.cpu() - ref).abs() <= bound).all()
+    if kind == "nvfp4":  # two levels: block scales and one float32 scale per operand
+        ga, gb = torch.tensor(0.5), torch.tensor(3.0)
+        both = [ScalingType.BlockWise1x16, ScalingType.TensorWise]
+        got = v2(tpu(a), tpu(b), [tpu(sa), tpu(ga)], both, [tpu(sb), tpu(gb)], both,
+                 swizzle_a=swz, swizzle_b=swz, output_dtype=torch.float32)
+        assert ((got.cpu() - ref * 1.5).abs() <= bound * 2).all()
+    # unswizzled block scales are not CUDA's layout: refused
+    e = outcome(lambda: v2(tpu(a), tpu(b), tpu(sa), recipe, tpu(sb), recipe,
+                           output_dtype=torch.float32))
+    assert isinstance(e, ValueError) and "swizzled" in str(e)
+
+
+def test_v2_bad_input_raises_what_cpu_raises():
+    a, b = float8_operands(16, 32, 24)
+    T, R = ScalingType.TensorWise, ScalingType.RowWise
+    cases = [(torch.ones(2), T, torch.tensor(1.0), T), (torch.ones(16, 2), R, torch.ones(1, 24), R),
+             (torch.ones(16), R, torch.ones(1, 24), R), (torch.tensor(1.0), T, torch.ones(1, 24), R)]
+    for sa, ra, sb, rb in cases:
+        cpu = outcome(lambda: v2(a, b, sa, ra, sb, rb, output_dtype=torch.float32))
+        got = outcome(lambda: v2(tpu(a), tpu(b), tpu(sa), ra, tpu(sb), rb,
+                                 output_dtype=torch.float32))
+        assert isinstance(cpu, Exception) and type(got) is type(cpu), (got, cpu)
+        assert str(got).split("\n")[0] == str(cpu).split("\n")[0]
+    e = outcome(lambda: v2(tpu(a), tpu(b), tpu(torch.ones(16, 1)), ScalingType.BlockWise1x128,
+                           tpu(torch.ones(24, 1)), ScalingType.BlockWise1x128))
+    assert isinstance(e, NotImplementedError) and "1x128" in str(e)

@@ -1,4 +1,4 @@
-// torch._scaled_mm (ops/scaled_mm_ops.cc).
+// torch._scaled_mm and _scaled_mm_v2 (ops/scaled_mm_ops.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -16,5 +16,18 @@ at::Tensor& scaled_mm_out(const at::Tensor& self, const at::Tensor& mat2, const 
                           const std::optional<at::Tensor>& scale_result,
                           std::optional<at::ScalarType> out_dtype, bool use_fast_accum,
                           at::Tensor& out);
+
+at::Tensor scaled_mm_v2(const at::Tensor& self, const at::Tensor& mat2, at::TensorList scale_a,
+                        at::IntArrayRef recipe_a, at::IntArrayRef swizzle_a, at::TensorList scale_b,
+                        at::IntArrayRef recipe_b, at::IntArrayRef swizzle_b,
+                        const std::optional<at::Tensor>& bias,
+                        std::optional<at::ScalarType> out_dtype, at::IntArrayRef contraction_dim,
+                        bool use_fast_accum);
+at::Tensor& scaled_mm_v2_out(const at::Tensor& self, const at::Tensor& mat2, at::TensorList scale_a,
+                             at::IntArrayRef recipe_a, at::IntArrayRef swizzle_a,
+                             at::TensorList scale_b, at::IntArrayRef recipe_b,
+                             at::IntArrayRef swizzle_b, const std::optional<at::Tensor>& bias,
+                             std::optional<at::ScalarType> out_dtype,
+                             at::IntArrayRef contraction_dim, bool use_fast_accum, at::Tensor& out);
 
 }  // namespace torch_tpu::ops

@@ -46,6 +46,9 @@ struct ScaledMmPlan {
   bool float4 = false;
   int64_t block = 0;       // elements of k per scale (block scaling)
   bool native_f8 = false;  // dot_general of the 8-bit operands as they are
+  // NVFP4's second level (_scaled_mm_v2): a float32 scale per operand
+  // multiplying the block-scaled product
+  bool global_scales = false;
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -88,8 +91,8 @@ void check_rowwise_scale_strides(const at::Tensor& sa, const at::Tensor& sb) {
                     "Both scale_a and scale_b must be contiguous for rowwise scaling.");
 }
 
-ScaledMmPlan plan_scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& sa,
-                            const at::Tensor& sb) {
+// The shapes and operand dtypes of a @ b, checked as CPU checks them.
+ScaledMmPlan plan_operands(const at::Tensor& a, const at::Tensor& b) {
   TORCH_CHECK(a.dim() == 2, "mat1 must be a matrix");
   TORCH_CHECK(b.dim() == 2, "mat2 must be a matrix");
   TORCH_CHECK(a.size(1) == b.size(0), "mat_a and mat_b shapes cannot be multiplied (", a.size(0),
@@ -97,10 +100,46 @@ ScaledMmPlan plan_scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::
   ScaledMmPlan plan;
   plan.m = a.size(0);
   plan.n = b.size(1);
-  const at::ScalarType ta = a.scalar_type(), tb = b.scalar_type();
-  const bool float8 = c10::isFloat8Type(ta) && c10::isFloat8Type(tb);
-  plan.float4 = ta == at::kFloat4_e2m1fn_x2 && tb == at::kFloat4_e2m1fn_x2;
+  plan.float4 =
+      a.scalar_type() == at::kFloat4_e2m1fn_x2 && b.scalar_type() == at::kFloat4_e2m1fn_x2;
   plan.k = plan.float4 ? 2 * a.size(1) : a.size(1);
+  return plan;
+}
+
+bool both_float8(const at::Tensor& a, const at::Tensor& b) {
+  return c10::isFloat8Type(a.scalar_type()) && c10::isFloat8Type(b.scalar_type());
+}
+
+// Block scaling's checks: k a multiple of the block, the swizzled scales'
+// count, contiguous scales.
+void plan_block_scaling(ScaledMmPlan& plan, int64_t block, const at::Tensor& sa,
+                        const at::Tensor& sb) {
+  plan.scaling = Scaling::kBlock;
+  plan.block = block;
+  TORCH_CHECK_VALUE(plan.k % block == 0, "_scaled_mm: block scaling takes a k that is a ",
+                    "multiple of its block size ", block, ", got k=", plan.k);
+  const int64_t k_blocks = plan.k / block;
+  const int64_t expected_a = swizzled_scale_count(plan.m, k_blocks);
+  const int64_t expected_b = swizzled_scale_count(plan.n, k_blocks);
+  TORCH_CHECK_VALUE(sa.numel() == expected_a && sb.numel() == expected_b,
+                    "Invalid blockwise scaling configuration. For blockwise scaling, scale_a "
+                    "should have ",
+                    expected_a, " elements, got ", sa.numel(), ", scale_b should have ", expected_b,
+                    " elements, got ", sb.numel(), ".");
+  TORCH_CHECK_VALUE(sa.is_contiguous(), "scale_a must be contiguous");
+  TORCH_CHECK_VALUE(sb.is_contiguous(), "scale_b must be contiguous");
+}
+
+void finish_plan(ScaledMmPlan& plan, const at::Tensor& a, const at::Tensor& b) {
+  plan.native_f8 = plan.scaling != Scaling::kBlock && native_f8_type(a.scalar_type()) &&
+                   native_f8_type(b.scalar_type());
+}
+
+// _scaled_mm: the scaling is read from the scales' dtypes and shapes.
+ScaledMmPlan plan_scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& sa,
+                            const at::Tensor& sb) {
+  ScaledMmPlan plan = plan_operands(a, b);
+  const bool float8 = both_float8(a, b);
   const bool float_scales = sa.scalar_type() == at::kFloat && sb.scalar_type() == at::kFloat;
   const bool e8m0_scales =
       sa.scalar_type() == at::kFloat8_e8m0fnu && sb.scalar_type() == at::kFloat8_e8m0fnu;
@@ -113,24 +152,94 @@ ScaledMmPlan plan_scaled_mm(const at::Tensor& a, const at::Tensor& b, const at::
     check_rowwise_scale_strides(sa, sb);
     plan.scaling = Scaling::kRowwise;
   } else if (((float8 || plan.float4) && e8m0_scales) || (plan.float4 && e4m3_scales)) {
-    plan.scaling = Scaling::kBlock;
-    plan.block = e8m0_scales ? 32 : 16;
-    TORCH_CHECK_VALUE(plan.k % plan.block == 0, "_scaled_mm: block scaling takes a k that is a ",
-                      "multiple of its block size ", plan.block, ", got k=", plan.k);
-    const int64_t k_blocks = plan.k / plan.block;
-    const int64_t expected_a = swizzled_scale_count(plan.m, k_blocks);
-    const int64_t expected_b = swizzled_scale_count(plan.n, k_blocks);
-    TORCH_CHECK_VALUE(sa.numel() == expected_a && sb.numel() == expected_b,
-                      "Invalid blockwise scaling configuration. For blockwise scaling, scale_a "
-                      "should have ",
-                      expected_a, " elements, got ", sa.numel(), ", scale_b should have ",
-                      expected_b, " elements, got ", sb.numel(), ".");
-    TORCH_CHECK_VALUE(sa.is_contiguous(), "scale_a must be contiguous");
-    TORCH_CHECK_VALUE(sb.is_contiguous(), "scale_b must be contiguous");
+    plan_block_scaling(plan, e8m0_scales ? 32 : 16, sa, sb);
   } else {
     invalid_scaling(a, b, sa, sb);
   }
-  plan.native_f8 = plan.scaling != Scaling::kBlock && native_f8_type(ta) && native_f8_type(tb);
+  finish_plan(plan, a, b);
+  return plan;
+}
+
+// torch.nn.functional.ScalingType and SwizzleType's values.
+enum Recipe : int64_t {
+  kTensorWise = 0,
+  kRowWise = 1,
+  kBlockWise1x16 = 2,
+  kBlockWise1x32 = 3,
+  kBlockWise1x128 = 4,
+  kBlockWise128x128 = 5
+};
+constexpr int64_t kSwizzle32x4x4 = 1;
+
+bool recipes_are(at::IntArrayRef recipe_a, at::IntArrayRef recipe_b,
+                 std::initializer_list<int64_t> want) {
+  return recipe_a.equals(want) && recipe_b.equals(want);
+}
+
+// _scaled_mm_v2: the scaling is named by recipes (scale_recipe_a/b), the
+// scales' layout by swizzles; CPU's checks and messages for the tensor-wise
+// and row-wise recipes, CUDA's definitions for the block-scaled ones.
+ScaledMmPlan plan_scaled_mm_v2(const at::Tensor& a, const at::Tensor& b, at::TensorList sa,
+                               at::IntArrayRef recipe_a, at::IntArrayRef swizzle_a,
+                               at::TensorList sb, at::IntArrayRef recipe_b,
+                               at::IntArrayRef swizzle_b) {
+  ScaledMmPlan plan = plan_operands(a, b);
+  TORCH_CHECK_VALUE(
+      !sa.empty() && sa.size() == recipe_a.size() && !sb.empty() && sb.size() == recipe_b.size(),
+      "_scaled_mm_v2: one recipe per scale tensor, got ", sa.size(), " scales and ",
+      recipe_a.size(), " recipes for a, ", sb.size(), " and ", recipe_b.size(), " for b");
+  const bool float8 = both_float8(a, b);
+  auto swizzled = [](at::IntArrayRef swizzle) {
+    return swizzle.size() == 1 && swizzle[0] == kSwizzle32x4x4;
+  };
+  if (float8 && recipes_are(recipe_a, recipe_b, {kTensorWise})) {
+    TORCH_CHECK_VALUE(sa[0].numel() == 1 && sa[0].scalar_type() == at::kFloat,
+                      "scale_a must have 1 Float element");
+    TORCH_CHECK_VALUE(sb[0].numel() == 1 && sb[0].scalar_type() == at::kFloat,
+                      "scale_b must have 1 Float element");
+    plan.scaling = Scaling::kTensorwise;
+  } else if (float8 && recipes_are(recipe_a, recipe_b, {kRowWise})) {
+    TORCH_CHECK_INDEX(sa[0].dim() == 2, "Dimension out of range (expected to be in range of [",
+                      -sa[0].dim(), ", ", sa[0].dim() - 1, "], but got 1)");
+    TORCH_CHECK_VALUE(sa[0].size(0) == plan.m && sa[0].size(1) == 1, "scale_a must have shape [",
+                      plan.m, ", 1], got [", sa[0].sizes(), "]");
+    TORCH_CHECK_VALUE(sa[0].scalar_type() == at::kFloat, "scale_a must have ", plan.m,
+                      " Float elements, got ", sa[0].numel());
+    TORCH_CHECK_VALUE(sb[0].numel() == plan.n && sb[0].scalar_type() == at::kFloat,
+                      "scale_b must have ", plan.n, " Float elements, got ", sb[0].numel());
+    TORCH_CHECK_VALUE(sb[0].dim() == 2 && sb[0].size(0) == 1, "scale_b must have shape [1, ",
+                      plan.n, "], got ", sb[0].sizes());
+    check_rowwise_scale_strides(sa[0], sb[0]);
+    plan.scaling = Scaling::kRowwise;
+  } else if ((float8 || plan.float4) && recipes_are(recipe_a, recipe_b, {kBlockWise1x32}) &&
+             sa[0].scalar_type() == at::kFloat8_e8m0fnu &&
+             sb[0].scalar_type() == at::kFloat8_e8m0fnu) {
+    TORCH_CHECK_VALUE(swizzled(swizzle_a) && swizzled(swizzle_b),
+                      "_scaled_mm_v2: MX scales must be swizzled (SWIZZLE_32_4_4)");
+    plan_block_scaling(plan, 32, sa[0], sb[0]);
+  } else if (plan.float4 &&
+             (recipes_are(recipe_a, recipe_b, {kBlockWise1x16}) ||
+              recipes_are(recipe_a, recipe_b, {kBlockWise1x16, kTensorWise})) &&
+             sa[0].scalar_type() == at::kFloat8_e4m3fn &&
+             sb[0].scalar_type() == at::kFloat8_e4m3fn) {
+    TORCH_CHECK_VALUE(swizzled(swizzle_a) && swizzled(swizzle_b),
+                      "_scaled_mm_v2: NVFP4 scales must be swizzled (SWIZZLE_32_4_4)");
+    plan_block_scaling(plan, 16, sa[0], sb[0]);
+    if (sa.size() == 2) {
+      TORCH_CHECK_VALUE(sa[1].numel() == 1 && sa[1].scalar_type() == at::kFloat &&
+                            sb[1].numel() == 1 && sb[1].scalar_type() == at::kFloat,
+                        "_scaled_mm_v2: NVFP4's tensor-wise scales must be one float each");
+      plan.global_scales = true;
+    }
+  } else {
+    for (int64_t r : recipe_a) {
+      TORCH_CHECK_NOT_IMPLEMENTED(r != kBlockWise1x128 && r != kBlockWise128x128,
+                                  "_scaled_mm_v2: the 1x128 and 128x128 block recipes are not "
+                                  "implemented on tpu");
+    }
+    invalid_scaling(a, b, sa[0], sb[0]);
+  }
+  finish_plan(plan, a, b);
   return plan;
 }
 
@@ -210,49 +319,62 @@ const char* scaling_name(Scaling s) {
   return "?";
 }
 
-}  // namespace
+// The operands of one product: the scales, the bias, the scale that
+// divides a float8 result (where CPU applies it), NVFP4's tensor-wise scales.
+struct ScaledMmArgs {
+  const at::Tensor& a;
+  const at::Tensor& b;
+  const at::Tensor& scale_a;
+  const at::Tensor& scale_b;
+  const at::Tensor* global_a = nullptr;
+  const at::Tensor* global_b = nullptr;
+  const std::optional<at::Tensor>& bias;
+  const at::Tensor* divide_by = nullptr;
+};
 
-at::Tensor& scaled_mm_out(const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& scale_a,
-                          const at::Tensor& scale_b, const std::optional<at::Tensor>& bias,
-                          const std::optional<at::Tensor>& scale_result,
-                          std::optional<at::ScalarType> out_dtype, bool /*use_fast_accum*/,
-                          at::Tensor& out) {
-  const ScaledMmPlan plan = plan_scaled_mm(self, mat2, scale_a, scale_b);
+at::Tensor& run_scaled_mm(const ScaledMmPlan& plan, const ScaledMmArgs& args,
+                          std::optional<at::ScalarType> out_dtype, at::Tensor& out) {
   TORCH_CHECK_VALUE(!out_dtype || *out_dtype == out.scalar_type(),
                     "out_dtype must match output matrix type");
   const at::ScalarType result = out.scalar_type();
   TORCH_CHECK_VALUE(result != at::kFloat4_e2m1fn_x2,
                     "_scaled_mm: float4_e2m1fn_x2 is no result dtype; pass out_dtype (a float "
                     "type or a float8 type)");
-  if (bias) {
-    TORCH_CHECK(bias->numel() == plan.n, "Bias must be size ", plan.n, " but got ", bias->numel());
+  if (args.bias) {
+    TORCH_CHECK(args.bias->numel() == plan.n, "Bias must be size ", plan.n, " but got ",
+                args.bias->numel());
+  }
+  if (args.divide_by) {
+    TORCH_CHECK(args.divide_by->numel() == 1,
+                "_scaled_mm: scale_result must have one element, got ", args.divide_by->numel());
   }
   at::native::resize_output(out, {plan.m, plan.n});
   if (out.numel() == 0) return out;
   const hlo::ElementType out_type = element_type_for(result, "_scaled_mm");
-  // scale_result divides the result only where out_dtype names a float8
-  // type (CPU's rule: a float8 result by default or through out= ignores it)
-  const bool divide = scale_result.has_value() && out_dtype && c10::isFloat8Type(*out_dtype);
-  if (divide) {
-    TORCH_CHECK(scale_result->numel() == 1, "_scaled_mm: scale_result must have one element, got ",
-                scale_result->numel());
-  }
   std::string key = std::string("_scaled_mm:") + scaling_name(plan.scaling) + ":" +
                     std::to_string(plan.block) + (plan.float4 ? ":f4" : "") +
-                    (plan.native_f8 ? ":f8dot" : "") + ":" + hlo::mlir_name(out_type) +
-                    (bias ? ":bias" : "") + (divide ? ":sr" : "");
+                    (plan.native_f8 ? ":f8dot" : "") + (plan.global_scales ? ":global" : "") + ":" +
+                    hlo::mlir_name(out_type) + (args.bias ? ":bias" : "") +
+                    (args.divide_by ? ":sr" : "");
   TensorProgram program("_scaled_mm", std::move(key));
-  program.input(self);
-  program.input(mat2);
-  program.input(scale_a);
-  program.input(scale_b);
-  if (bias) program.input(*bias);
-  if (divide) program.input(*scale_result);
+  program.input(args.a);
+  program.input(args.b);
+  program.input(args.scale_a);
+  program.input(args.scale_b);
+  if (plan.global_scales) {
+    program.input(*args.global_a);
+    program.input(*args.global_b);
+  }
+  if (args.bias) program.input(*args.bias);
+  if (args.divide_by) program.input(*args.divide_by);
   program.output(out);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
+  const bool bias = args.bias.has_value(), divide = args.divide_by != nullptr;
+  program.run([&, bias, divide](Builder& b, const std::vector<Value>& in) {
     const std::vector<int64_t> shape = {plan.m, plan.n};
     auto f32 = [&](Value v) { return b.convert(v, ElementType::kF32); };
+    auto scalar = [&](Value v) { return b.splat(f32(b.reshape(v, {})), shape); };
     Value acc = scaled_product(b, plan, in);
+    size_t next = 4;
     if (plan.scaling == Scaling::kTensorwise) {
       const Value scale =
           b.binary("multiply", f32(b.reshape(in[2], {})), f32(b.reshape(in[3], {})));
@@ -262,26 +384,76 @@ at::Tensor& scaled_mm_out(const at::Tensor& self, const at::Tensor& mat2, const 
                      b.broadcast_in_dim(f32(b.reshape(in[2], {plan.m})), shape, {0}));
       acc = b.binary("multiply", acc,
                      b.broadcast_in_dim(f32(b.reshape(in[3], {plan.n})), shape, {1}));
+    } else if (plan.global_scales) {
+      acc = b.binary("multiply", acc, scalar(in[next++]));
+      acc = b.binary("multiply", acc, scalar(in[next++]));
     }
-    size_t next = 4;
     if (bias) {
       acc = b.binary("add", acc,
                      b.broadcast_in_dim(f32(b.reshape(in[next++], {plan.n})), shape, {1}));
     }
-    if (divide) acc = b.binary("divide", acc, b.splat(f32(b.reshape(in[next++], {})), shape));
+    if (divide) acc = b.binary("divide", acc, scalar(in[next++]));
     return std::vector<Value>{b.convert(acc, out_type)};
   });
   return out;
+}
+
+at::Tensor new_result(const at::Tensor& self, at::ScalarType dtype) {
+  return device_empty({0}, self.options().dtype(dtype));
+}
+
+}  // namespace
+
+at::Tensor& scaled_mm_out(const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& scale_a,
+                          const at::Tensor& scale_b, const std::optional<at::Tensor>& bias,
+                          const std::optional<at::Tensor>& scale_result,
+                          std::optional<at::ScalarType> out_dtype, bool /*use_fast_accum*/,
+                          at::Tensor& out) {
+  const ScaledMmPlan plan = plan_scaled_mm(self, mat2, scale_a, scale_b);
+  ScaledMmArgs args{self, mat2, scale_a, scale_b, nullptr, nullptr, bias};
+  // scale_result divides the result only where out_dtype names a float8
+  // type (CPU's rule: a float8 result by default or through out= ignores it)
+  if (scale_result && out_dtype && c10::isFloat8Type(*out_dtype)) {
+    args.divide_by = &*scale_result;
+  }
+  return run_scaled_mm(plan, args, out_dtype, out);
 }
 
 at::Tensor scaled_mm(const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& scale_a,
                      const at::Tensor& scale_b, const std::optional<at::Tensor>& bias,
                      const std::optional<at::Tensor>& scale_result,
                      std::optional<at::ScalarType> out_dtype, bool use_fast_accum) {
-  const at::ScalarType result = out_dtype.value_or(self.scalar_type());
-  at::Tensor out = device_empty({0}, self.options().dtype(result));
+  at::Tensor out = new_result(self, out_dtype.value_or(self.scalar_type()));
   return scaled_mm_out(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum,
                        out);
+}
+
+at::Tensor& scaled_mm_v2_out(const at::Tensor& self, const at::Tensor& mat2, at::TensorList scale_a,
+                             at::IntArrayRef recipe_a, at::IntArrayRef swizzle_a,
+                             at::TensorList scale_b, at::IntArrayRef recipe_b,
+                             at::IntArrayRef swizzle_b, const std::optional<at::Tensor>& bias,
+                             std::optional<at::ScalarType> out_dtype,
+                             at::IntArrayRef /*contraction_dim: CPU's kernel ignores it too*/,
+                             bool /*use_fast_accum*/, at::Tensor& out) {
+  const ScaledMmPlan plan =
+      plan_scaled_mm_v2(self, mat2, scale_a, recipe_a, swizzle_a, scale_b, recipe_b, swizzle_b);
+  ScaledMmArgs args{self, mat2, scale_a[0], scale_b[0], nullptr, nullptr, bias};
+  if (plan.global_scales) {
+    args.global_a = &scale_a[1];
+    args.global_b = &scale_b[1];
+  }
+  return run_scaled_mm(plan, args, out_dtype, out);
+}
+
+at::Tensor scaled_mm_v2(const at::Tensor& self, const at::Tensor& mat2, at::TensorList scale_a,
+                        at::IntArrayRef recipe_a, at::IntArrayRef swizzle_a, at::TensorList scale_b,
+                        at::IntArrayRef recipe_b, at::IntArrayRef swizzle_b,
+                        const std::optional<at::Tensor>& bias,
+                        std::optional<at::ScalarType> out_dtype, at::IntArrayRef contraction_dim,
+                        bool use_fast_accum) {
+  at::Tensor out = new_result(self, out_dtype.value_or(self.scalar_type()));
+  return scaled_mm_v2_out(self, mat2, scale_a, recipe_a, swizzle_a, scale_b, recipe_b, swizzle_b,
+                          bias, out_dtype, contraction_dim, use_fast_accum, out);
 }
 
 }  // namespace torch_tpu::ops
