@@ -51,9 +51,18 @@ def run_both(a, b, sa, sb, **kw):
 OUT_DTYPES = [torch.float32, torch.bfloat16, torch.float16, F8, E5]
 
 
+@pytest.fixture(params=["plugin", "f8dot"])
+def form(request):
+    """The product's form: the plugin's own (float32 operands on the CPU
+    plugin) and the f8 dot that GPU and TPU plugins take, forced here."""
+    torch_tpu._C._set_scaled_mm_native_f8(True if request.param == "f8dot" else None)
+    yield request.param
+    torch_tpu._C._set_scaled_mm_native_f8(None)
+
+
 @pytest.mark.parametrize("out_dtype", OUT_DTYPES, ids=str)
 @pytest.mark.parametrize("rowwise", [False, True], ids=["tensorwise", "rowwise"])
-def test_exact_products_equal_cpu_bit_for_bit(out_dtype, rowwise):
+def test_exact_products_equal_cpu_bit_for_bit(out_dtype, rowwise, form):
     # small integers and power-of-two scales: every sum is exact, so both
     # devices must give the same bits in every output dtype
     a, b = float8_operands(24, 48, 40, integer=True)
@@ -83,7 +92,7 @@ def close(cpu, got):
 
 
 @pytest.mark.parametrize("out_dtype", OUT_DTYPES, ids=str)
-def test_random_products_with_bias_and_scales_match_cpu(out_dtype):
+def test_random_products_with_bias_and_scales_match_cpu(out_dtype, form):
     a, b = float8_operands(40, 64, 48)
     sa, sb = torch.tensor(0.37), torch.tensor(1.9)
     close(*run_both(a, b, sa, sb, out_dtype=out_dtype))
@@ -111,7 +120,7 @@ def test_scale_result_divides_where_out_dtype_names_a_float8_type_as_cpu():
                                     (torch.float8_e4m3fnuz, torch.float8_e4m3fnuz),
                                     (torch.float8_e5m2fnuz, torch.float8_e4m3fnuz),
                                     (E8M0, E8M0)], ids=str)
-def test_other_float8_dtypes_as_cpu(dtypes):
+def test_other_float8_dtypes_as_cpu(dtypes, form):
     if dtypes[0] == E8M0:  # e8m0 holds powers of two only
         a = (2.0 ** torch.randint(-4, 4, (16, 32)).float()).to(E8M0)
         b = (2.0 ** torch.randint(-4, 4, (24, 32)).float()).to(E8M0).t()
@@ -120,7 +129,7 @@ def test_other_float8_dtypes_as_cpu(dtypes):
     close(*run_both(a, b, torch.tensor(0.5), torch.tensor(2.0), out_dtype=torch.float32))
 
 
-def test_layouts_and_empty_shapes():
+def test_layouts_and_empty_shapes(form):
     a, b = float8_operands(16, 32, 24)
     s = torch.tensor(1.5)
     # CPU takes any layout (CUDA wants row-major a, column-major b)

@@ -17,6 +17,11 @@ at::Tensor& scaled_mm_out(const at::Tensor& self, const at::Tensor& mat2, const 
                           std::optional<at::ScalarType> out_dtype, bool use_fast_accum,
                           at::Tensor& out);
 
+// The form float8 products take: the plugin's own (nullopt, the default:
+// the f8 dot except on the CPU plugin) or forced, so that the CPU plugin's
+// tests also run the form GPU and TPU plugins take.
+void set_scaled_mm_native_f8(std::optional<bool> forced);
+
 at::Tensor scaled_mm_v2(const at::Tensor& self, const at::Tensor& mat2, at::TensorList scale_a,
                         at::IntArrayRef recipe_a, at::IntArrayRef swizzle_a, at::TensorList scale_b,
                         at::IntArrayRef recipe_b, at::IntArrayRef swizzle_b,

@@ -15,18 +15,23 @@
 // The float8_e4m3fn and float8_e5m2 products without block scales are a
 // dot_general of the 8-bit operands themselves (StableHLO's f8 types,
 // accumulating in float32; XLA's GPU backend takes this form to its FP8
-// GEMMs). Everything else is dequantized exactly first: each element times
+// GEMMs), except on the CPU plugin (below). Everything else is dequantized
+// exactly first: each element times
 // its block's scale is exact in float32 (a few mantissa bits times a power
 // of two, or an e4m3 scale), then one float32 dot. use_fast_accum is
 // accepted and changes nothing: the sums are float32 either way, as CPU's.
 #include <ATen/native/Resize.h>
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype_map.h"
+#include "core/runtime.h"
 #include "ops/device_empty.h"
+#include "ops/matmul_forms.h"
 #include "ops/scaled_mm_kernels.h"
 #include "ops/tensor_program.h"
 
@@ -44,8 +49,9 @@ struct ScaledMmPlan {
   Scaling scaling = Scaling::kTensorwise;
   int64_t m = 0, k = 0, n = 0;  // k in elements: two per float4_e2m1fn_x2 byte
   bool float4 = false;
-  int64_t block = 0;       // elements of k per scale (block scaling)
-  bool native_f8 = false;  // dot_general of the 8-bit operands as they are
+  int64_t block = 0;               // elements of k per scale (block scaling)
+  bool native_f8 = false;          // dot_general of the 8-bit operands as they are
+  bool transposed_weight = false;  // b is W.T of a row-major W (ops/matmul_forms.h)
   // NVFP4's second level (_scaled_mm_v2): a float32 scale per operand
   // multiplying the block-scaled product
   bool global_scales = false;
@@ -130,9 +136,19 @@ void plan_block_scaling(ScaledMmPlan& plan, int64_t block, const at::Tensor& sa,
   TORCH_CHECK_VALUE(sb.is_contiguous(), "scale_b must be contiguous");
 }
 
+// -1: the plugin's form; 0, 1: forced (set_scaled_mm_native_f8)
+std::atomic<int> forced_native_f8{-1};
+
+// The product's form. XLA's CPU backend has no 8-bit GEMM: it dots f8
+// operands by a slower loop than its float32 GEMM (measured: [256, 1024] x
+// [1024, 4096] 9.4 ms vs 6.8 ms converted first), so on the CPU plugin the
+// operands are converted to float32 first (the same exact products).
 void finish_plan(ScaledMmPlan& plan, const at::Tensor& a, const at::Tensor& b) {
+  const int forced = forced_native_f8.load(std::memory_order_relaxed);
+  const bool plugin_takes_f8 = forced >= 0 ? forced == 1 : !Runtime::get().device_memory_is_host();
   plan.native_f8 = plan.scaling != Scaling::kBlock && native_f8_type(a.scalar_type()) &&
-                   native_f8_type(b.scalar_type());
+                   native_f8_type(b.scalar_type()) && plugin_takes_f8;
+  plan.transposed_weight = is_transposed_weight_product(a, b);
 }
 
 // _scaled_mm: the scaling is read from the scales' dtypes and shapes.
@@ -243,68 +259,85 @@ ScaledMmPlan plan_scaled_mm_v2(const at::Tensor& a, const at::Tensor& b, at::Ten
   return plan;
 }
 
-// float4_e2m1fn_x2 bytes (ui8 in the program) as float32 values, two per
-// byte along `packed_dim`, the low nibble first (PyTorch's packing). A
-// nibble is sign, 2 exponent bits, 1 mantissa bit: in halves, m for
-// exponent 0, else (2 + m) << (e - 1).
-Value unpack_float4(Builder& b, Value bytes, int64_t packed_dim) {
+// The float32 values of float4_e2m1fn_x2 nibbles (0..15 in ui32): sign, 2
+// exponent bits, 1 mantissa bit, whose float32 bits are built directly:
+// exponent e > 0 is 2^(e-1) * (1 + m/2), e = 0 is m/2 (0.5 or zero).
+Value float4_values(Builder& b, Value nibble) {
+  const std::vector<int64_t> dims = nibble.type.dims;
+  auto u32 = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kU32, v), dims); };
+  auto shl = [&](Value x, int64_t n) { return b.binary("shift_left", x, u32(n)); };
+  auto shr = [&](Value x, int64_t n) { return b.binary("shift_right_logical", x, u32(n)); };
+  const Value e = b.binary("and", shr(nibble, 1), u32(3));
+  const Value m = b.binary("and", nibble, u32(1));
+  const Value normal = b.binary("or", shl(b.binary("add", e, u32(126)), 23), shl(m, 22));
+  const Value subnormal = b.binary("multiply", m, u32(126 << 23));
+  const Value magnitude = b.select(b.compare(Compare::kEQ, e, u32(0)), subnormal, normal);
+  const Value bits = b.binary("or", magnitude, shl(shr(nibble, 3), 31));
+  return b.bitcast_convert(bits, {ElementType::kF32, dims});
+}
+
+// A float4_e2m1fn_x2 operand (ui8 bytes in the program) as its two halves:
+// the low nibbles (elements 2j of k, PyTorch's packing puts the first in the
+// low bits) and the high ones (2j + 1), float32 each.
+std::pair<Value, Value> float4_halves(Builder& b, Value bytes) {
   const std::vector<int64_t> dims = bytes.type.dims;
-  const Value x = b.convert(bytes, ElementType::kS32);
-  auto s32 = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kS32, v), dims); };
-  auto value = [&](Value nibble) {
-    const Value e = b.binary("and", b.binary("shift_right_logical", nibble, s32(1)), s32(3));
-    const Value m = b.binary("and", nibble, s32(1));
-    const Value normal = b.binary("shift_left", b.binary("add", m, s32(2)),
-                                  b.maximum(b.binary("subtract", e, s32(1)), s32(0)));
-    const Value halves = b.select(b.compare(Compare::kEQ, e, s32(0)), m, normal);
-    const Value magnitude = b.binary("multiply", b.convert(halves, ElementType::kF32),
-                                     b.splat(b.constant(ElementType::kF32, 0.5), dims));
-    const Value negative = b.compare(Compare::kNE, b.binary("and", nibble, s32(8)), s32(0));
-    return b.select(negative, b.unary("negate", magnitude), magnitude);
-  };
-  const Value low = value(b.binary("and", x, s32(15)));
-  const Value high = value(b.binary("shift_right_logical", x, s32(4)));
-  // [.., P, ..] -> [.., P, 2, ..] -> [.., 2P, ..]
-  std::vector<int64_t> split = dims;
-  split.insert(split.begin() + packed_dim + 1, 1);
-  const Value pairs =
-      b.concatenate({b.reshape(low, split), b.reshape(high, split)}, packed_dim + 1);
-  std::vector<int64_t> unpacked = dims;
-  unpacked[packed_dim] *= 2;
-  return b.reshape(pairs, unpacked);
+  const Value x = b.convert(bytes, ElementType::kU32);
+  const Value low = b.binary("and", x, b.splat(b.constant_int(ElementType::kU32, 15), dims));
+  const Value high =
+      b.binary("shift_right_logical", x, b.splat(b.constant_int(ElementType::kU32, 4), dims));
+  return {float4_values(b, low), float4_values(b, high)};
 }
 
 // A block-scaled operand's scales, from CUDA's swizzled layout (tiles of
 // 128 rows x 4 blocks, each stored as [row % 32][row / 32][block]) to one
-// float32 per element of the [rows, k] operand.
-Value block_scales(Builder& b, Value swizzled, int64_t rows, int64_t k, int64_t block) {
-  const int64_t k_blocks = k / block;
+// float32 per element of a [rows, columns] operand whose every `per_block`
+// columns share a scale.
+Value block_scales(Builder& b, Value swizzled, int64_t rows, int64_t k_blocks, int64_t columns,
+                   int64_t per_block) {
   const int64_t row_tiles = ceil_div(rows, 128), col_tiles = ceil_div(k_blocks, 4);
   Value s = b.reshape(swizzled, {row_tiles, col_tiles, 32, 4, 4});
   s = b.transpose(s, {0, 3, 2, 1, 4});  // [row tile, row / 32, row % 32, col tile, block]
   s = b.reshape(s, {row_tiles * 128, col_tiles * 4});
   s = b.slice(s, {0, 0}, {rows, k_blocks}, {1, 1});
-  s = b.broadcast_in_dim(b.convert(s, ElementType::kF32), {rows, k_blocks, block}, {0, 1});
-  return b.reshape(s, {rows, k});
+  s = b.broadcast_in_dim(b.convert(s, ElementType::kF32), {rows, k_blocks, per_block}, {0, 1});
+  return b.reshape(s, {rows, columns});
 }
 
-Value operand_f32(Builder& b, Value x, const ScaledMmPlan& plan, int64_t packed_dim) {
-  return plan.float4 ? unpack_float4(b, x, packed_dim) : b.convert(x, ElementType::kF32);
+Value product(Builder& b, const ScaledMmPlan& plan, Value x, Value y) {
+  return plan.transposed_weight ? matmul2d_transposed_rhs(b, x, y, ElementType::kF32)
+                                : matmul2d(b, x, y, ElementType::kF32);
 }
 
 // a @ b * scales in float32, [m, n].
 Value scaled_product(Builder& b, const ScaledMmPlan& plan, const std::vector<Value>& in) {
   const std::vector<int64_t> shape = {plan.m, plan.n};
   if (plan.k == 0) return b.zeros({ElementType::kF32, shape});
-  if (plan.native_f8) return b.dot_general(in[0], in[1], {}, {}, {1}, {0}, ElementType::kF32);
-  Value x = operand_f32(b, in[0], plan, 1);  // [m, k]
-  Value y = operand_f32(b, in[1], plan, 0);  // [k, n]
-  if (plan.scaling == Scaling::kBlock) {
-    x = b.binary("multiply", x, block_scales(b, in[2], plan.m, plan.k, plan.block));
-    y = b.binary("multiply", y,
-                 b.transpose(block_scales(b, in[3], plan.n, plan.k, plan.block), {1, 0}));
+  const int64_t k_blocks = plan.block ? plan.k / plan.block : 0;
+  if (plan.float4) {
+    // a @ b = a_low @ b_low + a_high @ b_high (the even and the odd terms
+    // of k), with no interleaving of the halves; both nibbles of a byte
+    // share its block's scale (blocks are even)
+    const int64_t bytes = plan.k / 2, per_block = plan.block / 2;
+    auto [xl, xh] = float4_halves(b, in[0]);  // [m, k/2]
+    auto [yl, yh] = float4_halves(b, in[1]);  // [k/2, n]
+    const Value sx = block_scales(b, in[2], plan.m, k_blocks, bytes, per_block);
+    const Value sy =
+        b.transpose(block_scales(b, in[3], plan.n, k_blocks, bytes, per_block), {1, 0});
+    auto scaled = [&](Value v, Value scale) { return b.binary("multiply", v, scale); };
+    return b.binary("add", product(b, plan, scaled(xl, sx), scaled(yl, sy)),
+                    product(b, plan, scaled(xh, sx), scaled(yh, sy)));
   }
-  return b.dot_general(x, y, {}, {}, {1}, {0}, ElementType::kF32);
+  Value x = in[0], y = in[1];
+  if (!plan.native_f8) {
+    x = b.convert(x, ElementType::kF32);  // [m, k]
+    y = b.convert(y, ElementType::kF32);  // [k, n]
+  }
+  if (plan.scaling == Scaling::kBlock) {
+    x = b.binary("multiply", x, block_scales(b, in[2], plan.m, k_blocks, plan.k, plan.block));
+    y = b.binary("multiply", y,
+                 b.transpose(block_scales(b, in[3], plan.n, k_blocks, plan.k, plan.block), {1, 0}));
+  }
+  return product(b, plan, x, y);
 }
 
 const char* scaling_name(Scaling s) {
@@ -353,9 +386,9 @@ at::Tensor& run_scaled_mm(const ScaledMmPlan& plan, const ScaledMmArgs& args,
   const hlo::ElementType out_type = element_type_for(result, "_scaled_mm");
   std::string key = std::string("_scaled_mm:") + scaling_name(plan.scaling) + ":" +
                     std::to_string(plan.block) + (plan.float4 ? ":f4" : "") +
-                    (plan.native_f8 ? ":f8dot" : "") + (plan.global_scales ? ":global" : "") + ":" +
-                    hlo::mlir_name(out_type) + (args.bias ? ":bias" : "") +
-                    (args.divide_by ? ":sr" : "");
+                    (plan.native_f8 ? ":f8dot" : "") + (plan.transposed_weight ? ":wt" : "") +
+                    (plan.global_scales ? ":global" : "") + ":" + hlo::mlir_name(out_type) +
+                    (args.bias ? ":bias" : "") + (args.divide_by ? ":sr" : "");
   TensorProgram program("_scaled_mm", std::move(key));
   program.input(args.a);
   program.input(args.b);
@@ -403,6 +436,10 @@ at::Tensor new_result(const at::Tensor& self, at::ScalarType dtype) {
 }
 
 }  // namespace
+
+void set_scaled_mm_native_f8(std::optional<bool> forced) {
+  forced_native_f8.store(forced ? (*forced ? 1 : 0) : -1, std::memory_order_relaxed);
+}
 
 at::Tensor& scaled_mm_out(const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& scale_a,
                           const at::Tensor& scale_b, const std::optional<at::Tensor>& bias,

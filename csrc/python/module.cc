@@ -23,6 +23,7 @@
 #include "exec/persistent_cache.h"
 #include "ops/elementwise.h"
 #include "ops/missing_op.h"
+#include "ops/scaled_mm_kernels.h"
 #include "pjrt/plugin_discovery.h"
 #include "python/kernel_bindings.h"
 
@@ -153,6 +154,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_fallback_counts", &ops::fallback_counts);
   m.def("_elementwise_overloads", &ops::elementwise_overloads);
   m.def("_set_cpu_fallback", &ops::set_cpu_fallback_enabled);
+  m.def("_set_scaled_mm_native_f8", &ops::set_scaled_mm_native_f8);
   m.def("_cpu_fallback_enabled", &ops::cpu_fallback_enabled);
   m.def("_set_eager_mode",
         [](const std::string& name) { set_global_eager_mode(parse_eager_mode(name)); });
