@@ -36,7 +36,7 @@ import torch.nn as nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eager_overhead import per_call  # noqa: E402
 
-import torch_tpu  # noqa: E402,F401
+import torch_tpu  # noqa: E402,F401  (registers the tpu device)
 
 DEV = "tpu"
 F8_MAX = torch.finfo(torch.float8_e4m3fn).max

