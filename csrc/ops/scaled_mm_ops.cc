@@ -15,11 +15,12 @@
 // The float8_e4m3fn and float8_e5m2 products without block scales are a
 // dot_general of the 8-bit operands themselves (StableHLO's f8 types,
 // accumulating in float32; XLA's GPU backend takes this form to its FP8
-// GEMMs), except on the CPU plugin (below). Everything else is dequantized
-// exactly first: each element times
-// its block's scale is exact in float32 (a few mantissa bits times a power
-// of two, or an e4m3 scale), then one float32 dot. use_fast_accum is
-// accepted and changes nothing: the sums are float32 either way, as CPU's.
+// GEMMs), except on the CPU plugin (finish_plan). Everything else is
+// dequantized exactly first: each element times its block's scale is exact
+// in float32 (a few mantissa bits times a power of two, or an e4m3 scale),
+// then one float32 dot. use_fast_accum is accepted and changes nothing: the
+// sums are float32 either way, as CPU's. (Also torch.nn.functional.scaled_mm,
+// aten._scaled_mm_v2, whose recipes name the same scalings.)
 #include <ATen/native/Resize.h>
 #include <c10/util/Exception.h>
 
