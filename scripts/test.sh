@@ -106,7 +106,8 @@ if [ $# -gt 0 ]; then
   run_pytest tests "$@"
   exit $?
 fi
-run_pytest tests
+# (the 30 slowest tests listed at the end: where the suite's time goes)
+run_pytest tests --durations=30
 rc=$?
 # DeferAndFuse replays (issue 11): the model tests, and every 4th OpInfo op
 # (the whole replay, about 7 minutes more, is a README command). The view

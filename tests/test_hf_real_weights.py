@@ -91,3 +91,37 @@ def test_smollm2_greedy_tokens_identical_to_cpu(smollm2):
     assert got.shape[1] - n == NEW_TOKENS
     assert tok.decode(got[0, n:].cpu()) == tok.decode(want[0, n:])
     assert torch.equal(got.cpu(), want)
+
+
+# torchao (issue 29): weight-only quantized SmolLM2, as torchao users run it
+@pytest.mark.parametrize("bits", [8, 4])
+def test_weight_only_quantized_smollm2_generates_cpus_greedy_tokens(bits, smollm2):
+    import copy
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_
+        from torchao.quantization.granularity import PerGroup
+
+    tok, base = smollm2
+    msgs = [{"role": "user", "content": "Write a short poem about the sea."}]
+    inputs = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt",
+                                     return_dict=True)
+    kwargs = dict(max_new_tokens=8, min_new_tokens=8, do_sample=False)
+
+    def config():
+        if bits == 8:
+            return Int8WeightOnlyConfig()
+        return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))
+
+    tokens = {}
+    for device in ("cpu", "tpu"):
+        # (an earlier test may have moved the shared model to tpu)
+        model = copy.deepcopy(base).to(device)
+        quantize_(model, config())
+        assert type(model.model.layers[0].mlp.up_proj.weight).__name__ != "Parameter"
+        tokens[device] = model.generate(**{k: v.to(device) for k, v in inputs.items()},
+                                        **kwargs).cpu()
+    assert torch.equal(tokens["tpu"], tokens["cpu"]), (tok.decode(tokens["tpu"][0]),
+                                                     tok.decode(tokens["cpu"][0]))

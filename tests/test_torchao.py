@@ -8,7 +8,7 @@
   reference; NVFP4 (static activation scale flow) equals its dequantized
   definition, NVFP4 weight-only equals CPU;
 * int8 and int4 weight-only quantize_ of SmolLM2 generates CPU's greedy
-  tokens.
+  tokens (in tests/test_hf_real_weights.py, beside the model's loader).
 
 (Int4WeightOnlyConfig's packing formats need CUDA kernels (mslk, tinygemm)
 that CPU lacks too; IntxWeightOnlyConfig is torchao's portable int4.)"""
@@ -23,7 +23,6 @@ import torch.nn as nn
 
 import torch_tpu
 from model_zoo import GPT, gpt_loss
-from test_hf_real_weights import smollm2  # noqa: F401  (the fixture: SmolLM2, float32)
 
 DEV = "tpu"
 
@@ -36,8 +35,7 @@ with warnings.catch_warnings():
                                               NVFP4DynamicActivationNVFP4WeightConfig,
                                               NVFP4WeightOnlyConfig)
     from torchao.prototype.mx_formats.nvfp4_tensor import NVFP4Tensor
-    from torchao.quantization import (Int8WeightOnlyConfig, IntxWeightOnlyConfig, quantize_)
-    from torchao.quantization.granularity import PerGroup
+    from torchao.quantization import quantize_
     from torchao.quantization.quantize_.common import KernelPreference
 
 
@@ -177,32 +175,6 @@ def test_nvfp4_weight_only_equals_cpu():
         quantize_(m, NVFP4WeightOnlyConfig())
         out[device] = m(x.to(device)).cpu()
     assert torch.equal(out[DEV], out["cpu"])
-
-
-# --- weight-only integer quantization of a Transformers model ----------------
-
-@pytest.mark.parametrize("bits", [8, 4])
-def test_weight_only_quantized_smollm2_generates_cpus_greedy_tokens(bits, smollm2):
-    tok, base = smollm2
-    msgs = [{"role": "user", "content": "Write a short poem about the sea."}]
-    inputs = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt",
-                                     return_dict=True)
-    kwargs = dict(max_new_tokens=8, min_new_tokens=8, do_sample=False)
-
-    def config():
-        if bits == 8:
-            return Int8WeightOnlyConfig()
-        return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32))
-
-    tokens = {}
-    for device in ("cpu", DEV):
-        model = copy.deepcopy(base).to(device)
-        quantize_(model, config())
-        assert type(model.model.layers[0].mlp.up_proj.weight).__name__ != "Parameter"
-        tokens[device] = model.generate(**{k: v.to(device) for k, v in inputs.items()},
-                                        **kwargs).cpu()
-    assert torch.equal(tokens[DEV], tokens["cpu"]), (tok.decode(tokens[DEV][0]),
-                                                     tok.decode(tokens["cpu"][0]))
 
 
 def test_torch_stays_2_13():
