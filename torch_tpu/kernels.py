@@ -69,6 +69,19 @@ _MLIR_DTYPES = {
 }
 
 
+def _with_arrays_at(fn: Callable, args: Sequence, positions: Sequence[int]) -> Callable:
+    """fn as a function of the arrays at `positions` of `args`, the other
+    arguments held (what JAX's jit, vmap and vjp transform)."""
+
+    def call(*arrays):
+        full = list(args)
+        for i, x in zip(positions, arrays):
+            full[i] = x
+        return fn(*full)
+
+    return call
+
+
 class KernelError(TypeError):
     """A kernel that cannot be lowered or called (a subclass of TypeError,
     which PyTorch raises for arguments an op cannot take)."""
@@ -405,13 +418,8 @@ class JaxKernel(Kernel):
         def batched(*args):
             arrays = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
 
-            def one(*xs):
-                full = list(args)
-                for i, x in zip(arrays, xs):
-                    full[i] = x
-                return fn(*full)
-
-            return jax.vmap(one, in_axes=dims)(*[args[i] for i in arrays])
+            return jax.vmap(_with_arrays_at(fn, args, arrays), in_axes=dims)(
+                *[args[i] for i in arrays])
 
         return JaxKernel(batched, name=f"{self.__name__}_vmap")
 
@@ -425,11 +433,7 @@ class JaxKernel(Kernel):
                  for k, i in enumerate(positions)]
         fn = self.fn
 
-        def flat_fn(*arrays):
-            full = [e[2] for e in signature]
-            for i, x in zip(positions, arrays):
-                full[i] = x
-            return fn(*full)
+        flat_fn = _with_arrays_at(fn, [e[2] for e in signature], positions)
 
         platform = _platform()
         wide = any(signature[i][1] in _64_BIT for i in positions)
@@ -496,13 +500,7 @@ class JaxKernel(Kernel):
                 return grads
             diff = [i for i in arrays if jax.numpy.issubdtype(args[i].dtype, jax.numpy.inexact)]
 
-            def f(*xs):
-                full = list(args)
-                for i, x in zip(diff, xs):
-                    full[i] = x
-                return fn(*full)
-
-            out, pullback = jax.vjp(f, *[args[i] for i in diff])
+            out, pullback = jax.vjp(_with_arrays_at(fn, args, diff), *[args[i] for i in diff])
             leaves, tree = jax.tree_util.tree_flatten(out)
             # integer outputs take JAX's float0 cotangent, not the zeros given
             cotangents = [c if jax.numpy.issubdtype(o.dtype, jax.numpy.inexact)
