@@ -97,8 +97,8 @@ bool moves_bytes(std::string_view op) {
   const size_t colons = op.find("::");
   if (colons != std::string_view::npos) op.remove_prefix(colons + 2);
   op = op.substr(0, op.find('.'));
-  static const char* const kOps[] = {"tpu", "copy_", "empty", "empty_strided", "cat",   "eq",
-                                     "eq_", "ne",    "ne_",   "where",         "zero_", "isnan"};
+  static const char* const kOps[] = {"tpu", "copy_", "empty", "empty_strided", "cat",  "eq",
+                                     "eq_", "ne",    "ne_",   "where",         "isnan"};
   for (const char* name : kOps) {
     if (op == name) return true;
   }

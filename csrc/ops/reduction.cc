@@ -1,6 +1,5 @@
 #include "ops/reduction.h"
 
-#include <ATen/OpMathType.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -232,9 +231,7 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::ScalarType acc_type = out_type;
   if (name == "all" || name == "any") acc_type = at::kBool;
   if (name == "argmax" || name == "argmin" || with_indices) acc_type = in_type;
-  (void)element_type_for(acc_type, op_name.c_str());  // (toOpMathType asserts on float4)
-  acc_type = at::toOpMathType(acc_type);
-  const ElementType acc = element_type_for(acc_type, op_name.c_str());
+  const ElementType acc = opmath_element_type_for(acc_type, op_name.c_str());
   double correction = a.correction ? a.correction->toDouble() : 1.0;
 
   std::string key = "reduce:" + name + ":" + hlo::mlir_name(acc) + ":" + std::to_string(a.keepdim);

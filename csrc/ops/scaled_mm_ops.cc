@@ -31,6 +31,7 @@
 
 #include "core/dtype_map.h"
 #include "core/runtime.h"
+#include "exec/key_buffer.h"
 #include "ops/device_empty.h"
 #include "ops/matmul_forms.h"
 #include "ops/scaled_mm_kernels.h"
@@ -385,12 +386,22 @@ at::Tensor& run_scaled_mm(const ScaledMmPlan& plan, const ScaledMmArgs& args,
   at::native::resize_output(out, {plan.m, plan.n});
   if (out.numel() == 0) return out;
   const hlo::ElementType out_type = element_type_for(result, "_scaled_mm");
-  std::string key = std::string("_scaled_mm:") + scaling_name(plan.scaling) + ":" +
-                    std::to_string(plan.block) + (plan.float4 ? ":f4" : "") +
-                    (plan.native_f8 ? ":f8dot" : "") + (plan.transposed_weight ? ":wt" : "") +
-                    (plan.global_scales ? ":global" : "") + ":" + hlo::mlir_name(out_type) +
-                    (args.bias ? ":bias" : "") + (args.divide_by ? ":sr" : "");
-  TensorProgram program("_scaled_mm", std::move(key));
+  // (built in a borrowed buffer: no allocation per call, as elementwise ops)
+  KeyBuffer key_buffer;
+  std::string& key = key_buffer.str();
+  key += "_scaled_mm:";
+  key += scaling_name(plan.scaling);
+  key += ':';
+  key += std::to_string(plan.block);
+  if (plan.float4) key += ":f4";
+  if (plan.native_f8) key += ":f8dot";
+  if (plan.transposed_weight) key += ":wt";
+  if (plan.global_scales) key += ":global";
+  key += ':';
+  key += hlo::mlir_name(out_type);
+  if (args.bias) key += ":bias";
+  if (args.divide_by) key += ":sr";
+  TensorProgram program("_scaled_mm", TensorProgram::BorrowedKey{key});
   program.input(args.a);
   program.input(args.b);
   program.input(args.scale_a);
