@@ -63,22 +63,27 @@ class Trainer:
     eager or compiled with `backend` (the loss, clipping and optimizer step
     each compiled: what a user wraps in torch.compile)."""
 
-    def __init__(self, device, mode, size, backend=None):
+    def __init__(self, device, mode, size, backend=None, fused_optimizer=False):
         vocab, seq, d, heads, layers, batch = SIZES[size]
         self.device, self.mode = device, mode
         torch.manual_seed(0)
         self.model = GPT(vocab=vocab, ctx=seq, d=d, heads=heads, layers=layers, p=0.0).to(device)
-        # Compiled: the optimizer keeps its step counts on the device
-        # (capturable), so its compiled step is a tpu graph that replays
-        # whole; with the counts on the CPU it runs op by op in one region.
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4,
-                                     capturable=backend is not None and device != "cpu")
+        if fused_optimizer:
+            # AdamW(fused=True): one program per step already, not compiled.
+            self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4, fused=True)
+        else:
+            # Compiled: the optimizer keeps its step counts on the device
+            # (capturable), so its compiled step is a tpu graph that replays
+            # whole; with the counts on the CPU it runs op by op in one region.
+            self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4,
+                                         capturable=backend is not None and device != "cpu")
         self.idx = torch.randint(0, vocab, (batch, seq + 1)).to(device)
         self.backend = backend
         if backend is not None:
             self.loss = torch.compile(gpt_loss, backend=backend)
             self.clip = torch.compile(clip_grad_norm, backend=backend)
-            self.opt_step = torch.compile(self.opt.step, backend=backend)
+            self.opt_step = (self.opt.step if fused_optimizer
+                             else torch.compile(self.opt.step, backend=backend))
 
     def _step(self):
         if self.backend is None:

@@ -35,6 +35,7 @@ from torch._decomp import get_decompositions
 from torch._dynamo.backends.common import aot_autograd
 
 from . import _C
+from . import _graph_cache
 from . import _padding
 from ._bucketed_graph import BucketedGraph
 from . import shape_buckets as _buckets
@@ -212,16 +213,23 @@ def _decompositions():
     ])
 
 
-def _tpu_backend(buckets: Optional[_buckets.Buckets]) -> Callable:
-    # Only inference graphs bucket: a training graph's padded activations
-    # would flow into its backward graph, whose masking is not analysed.
-    def inference_compiler(gm, example_inputs):
-        return _compile_graph(gm, example_inputs, buckets)
+def _tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence,
+                 buckets: Optional[_buckets.Buckets]) -> Callable:
+    if _graph_cache.serializable_graphs_wanted():
+        # Precompile / aot_compile: graphs PyTorch can store and reload.
+        gm.torch_tpu_cache_tag = _graph_cache.cache_tag(_decompositions, buckets)
+        fw, bw, inference = _graph_cache.compilers(buckets)
+    else:
+        # Only inference graphs bucket: a training graph's padded
+        # activations would flow into its backward graph, whose masking is
+        # not analysed.
+        def inference(graph, inputs):
+            return _compile_graph(graph, inputs, buckets)
 
-    return aot_autograd(fw_compiler=_compile_graph, bw_compiler=_compile_graph,
-                        inference_compiler=inference_compiler,
+        fw = bw = _compile_graph
+    return aot_autograd(fw_compiler=fw, bw_compiler=bw, inference_compiler=inference,
                         keep_inference_input_mutations=True,
-                        decompositions=_decompositions)
+                        decompositions=_decompositions)(gm, example_inputs)
 
 
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -244,6 +252,6 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence, *, mode: Opt
         raise ValueError(f"torch.compile(backend='tpu'): unknown options {sorted(options)}; "
                          "the tpu backend takes 'shape_buckets'")
     buckets = _buckets.get_shape_buckets() if spec is _UNSET else _buckets.parse(spec)
-    return _tpu_backend(buckets)(gm, example_inputs)
+    return _tpu_backend(gm, example_inputs, buckets)
 
 __all__: List[str] = ["tpu_backend"]
