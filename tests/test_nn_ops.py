@@ -194,6 +194,32 @@ def _ids(cases):
 
 
 # ---------------------------------------------------------------------------
+# 0. linear
+# ---------------------------------------------------------------------------
+# On the CPU plugin x @ W.T takes one of two forms (ops/matmul_forms.cc): the
+# transposed-weight form where W has more elements than x and the result
+# together (a few rows: decoding), the plain dot otherwise (a training
+# batch). Rows, features in, features out: both sides of that rule, one row,
+# and a 3-d input.
+LINEAR_CASES = [(1, 64, 192), (8, 64, 192), (40, 64, 192), (256, 64, 192), (130, 96, 40),
+                (4, 96, 300)]
+
+
+@pytest.mark.parametrize("rows,k,n", LINEAR_CASES, ids=[f"{m}x{k}x{n}" for m, k, n in LINEAR_CASES])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_linear_both_matmul_forms(rows, k, n, bias):
+    args = [torch.randn(rows, k), torch.randn(n, k) / k ** 0.5]
+    if bias:
+        args.append(torch.randn(n))
+    check(lambda x, w, *b: F.linear(x, w, *b), *args)
+
+
+def test_linear_3d_input():
+    check(lambda x, w, b: F.linear(x, w, b), torch.randn(2, 16, 64), torch.randn(256, 64) / 8,
+          torch.randn(256))
+
+
+# ---------------------------------------------------------------------------
 # 1. convolution
 # ---------------------------------------------------------------------------
 # (stride, padding, dilation, groups, bias): every combination of the first

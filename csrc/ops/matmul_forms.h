@@ -20,7 +20,8 @@ hlo::Value matmul2d_transposed_rhs(hlo::Builder& b, hlo::Value x, hlo::Value y,
 
 // True where mat1 @ mat2 should take the transposed-weight form: on the CPU
 // plugin, mat2 the transpose of a row-major [N, K] matrix (x @ W.T, as
-// Linear computes it) and mat1 of more than one row.
+// Linear computes it), mat1 of more than one row, and W larger than mat1
+// and the result together.
 bool is_transposed_weight_product(const at::Tensor& mat1, const at::Tensor& mat2);
 
 }  // namespace torch_tpu::ops
