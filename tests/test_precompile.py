@@ -189,6 +189,30 @@ def test_aot_compile_saves_and_loads_a_tpu_function(tmp_path):
     assert float(saved[1]) == pytest.approx(model.up.weight.grad.sum().item(), rel=1e-4, abs=1e-6)
 
 
+def test_loaded_dynamic_graph_keeps_its_shape_buckets(tmp_path):
+    """A graph with dynamic sizes, saved and loaded again (whose example
+    inputs are then concrete), still runs at each size's bucket: five
+    lengths, two programs (buckets 8 and 16), CPU's values."""
+    from torch_tpu import debug, shape_buckets
+
+    def f(x, w):
+        return torch.softmax(x @ w, dim=0).sum(0)
+
+    w = torch.randn(16, 8)
+    path = str(tmp_path / "f.pt2")
+    compiled = torch.compile(f, backend="tpu", fullgraph=True, dynamic=True)
+    compiled.aot_compile(((torch.randn(5, 16).to("tpu"), w.to("tpu")), {})).save_compiled_function(path)
+    with open(path, "rb") as file:
+        loaded = torch.compiler.load_compiled_function(file)
+    before, refused = debug.metrics()["compiles"], shape_buckets.refusals()
+    for n in (3, 5, 7, 9, 12):
+        x = torch.randn(n, 16)
+        torch.testing.assert_close(loaded(x.to("tpu"), w.to("tpu")).cpu(), f(x, w))
+    assert debug.metrics()["compiles"] - before == 2
+    assert shape_buckets.refusals() == refused
+    torch._dynamo.reset()
+
+
 def test_graphs_are_tagged_with_what_shapes_them():
     """AOTAutograd's cache key does not name the backend: the tag on the
     graph names the tpu backend's decompositions and options, so another

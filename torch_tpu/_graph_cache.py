@@ -69,6 +69,9 @@ class TpuGraphCode(OutputCode):
 
     gm: Optional[torch.fx.GraphModule] = None
     buckets: Optional[_buckets.Buckets] = None
+    # Whether the graph has dynamic sizes, found when it is first compiled
+    # (a loaded graph's example inputs are concrete).
+    dynamic: Optional[bool] = None
     _serialized_gm: Optional[bytes] = dataclasses.field(default=None, init=False)
     _run: Optional[Callable] = dataclasses.field(default=None, init=False, repr=False)
 
@@ -76,34 +79,35 @@ class TpuGraphCode(OutputCode):
         self._boxed_call = True
 
     def build(self, example_inputs: Any) -> "TpuGraphCode":
-        from .compiler import _compile_graph
+        from .compiler import _compile_graph, _has_dynamic_sizes
 
-        self._run = _compile_graph(self.gm, example_inputs, self.buckets)
+        if self.dynamic is None:
+            self.dynamic = _has_dynamic_sizes(example_inputs)
+        self._run = _compile_graph(self.gm, example_inputs, self.buckets, self.dynamic)
         return self
 
     def __call__(self, inputs: Any) -> Any:
         return self._run(inputs)
 
     def prepare_for_serialization(self) -> None:
-        # PyTorch calls this on a copy of the live object: the live one
-        # keeps its graph and runner.
+        # PyTorch calls this on a shallow copy of the live object: the graph
+        # module is shared, so it is pickled through a metadata filter, not
+        # edited; only the copy lets go of it.
         from torch.fx._graph_pickler import GraphPickler, Options
 
-        from .compiler import _has_dynamic_sizes, _on_host
+        from .compiler import _on_host
 
         # The runner reads fake values only to find CPU parts and to plan
         # padding; rebuilding them is most of a load (0.26 s of 0.37 s for a
-        # small GPT's graphs), so graphs that need neither drop them.
+        # small GPT's graphs), so graphs that need neither leave them out.
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
-        drop = ["nn_module_stack", "source_fn_stack", "example_value", "stack_trace"]
-        values = [n.meta.get("val") for n in placeholders]
-        pads = self.buckets is not None and _has_dynamic_sizes(values)
+        left_out = {"nn_module_stack", "source_fn_stack", "fwd_source_fn_stack", "example_value",
+                    "stack_trace"}
+        pads = self.buckets is not None and self.dynamic
         if not pads and not any(_on_host(n) for n in placeholders):
-            drop += ["val", "tensor_meta"]
-        for node in self.gm.graph.nodes:
-            for key in drop:
-                node.meta.pop(key, None)
-        self._serialized_gm = GraphPickler.dumps(self.gm, Options(ops_filter=None))
+            left_out |= {"val", "tensor_meta"}
+        options = Options(ops_filter=None, node_metadata_key_filter=lambda key: key not in left_out)
+        self._serialized_gm = GraphPickler.dumps(self.gm, options)
         self.gm = None
         self._run = None
 

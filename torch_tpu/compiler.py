@@ -164,9 +164,15 @@ def _split_host_part(gm: torch.fx.GraphModule) -> Optional[torch.fx.GraphModule]
 
 
 def _compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence,
-                   buckets: Optional[_buckets.Buckets] = None) -> Callable:
+                   buckets: Optional[_buckets.Buckets] = None,
+                   dynamic: Optional[bool] = None) -> Callable:
+    """`dynamic`: whether the graph has dynamic sizes, when the example
+    inputs cannot say (a graph loaded from PyTorch's caches gets concrete
+    ones)."""
     run = _runner(gm)
-    if buckets is not None and _has_dynamic_sizes(example_inputs):
+    if dynamic is None:
+        dynamic = _has_dynamic_sizes(example_inputs)
+    if buckets is not None and dynamic:
         plan = _padding.analyze(gm)
         if isinstance(plan, _padding.Plan):
             run = BucketedGraph(plan, buckets, _runner(plan.gm), run)
