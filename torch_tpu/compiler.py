@@ -24,6 +24,9 @@ A graph that takes CPU tensors is split in two: what it computes on CPU
 `1 - beta ** step`) runs as plain ATen ops every call, and the 0-dim CPU
 values the tpu ops read enter the tpu part as scalars uploaded per call, so
 the tpu part still replays, with current values instead of frozen ones.
+
+Under PyTorch's precompile and aot_compile flows the graphs are also made
+storable, so a warm process skips Dynamo and AOTAutograd (_graph_cache.py).
 """
 
 from __future__ import annotations
