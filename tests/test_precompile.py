@@ -213,6 +213,39 @@ def test_loaded_dynamic_graph_keeps_its_shape_buckets(tmp_path):
     torch._dynamo.reset()
 
 
+BUCKETS = """
+import torch, torch_tpu
+from torch_tpu import debug
+
+def f(x):
+    return torch.softmax(x, dim=0).sum(0)
+
+fn = torch.compile(f, backend="tpu", dynamic=True)
+with torch.no_grad():
+    for n in (3, 5, 6, 7):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(fn(x.to("tpu")).cpu(), f(x))
+print(debug.metrics()["compiles"])
+torch.compiler.save_cache_artifacts()
+"""
+
+
+def test_loaded_graph_takes_the_process_wide_buckets(tmp_path):
+    """A graph compiled without `options=` buckets as the loading process
+    says (TORCH_TPU_SHAPE_BUCKETS), not as the saving one did."""
+    def run(buckets):
+        env = dict(os.environ, TORCH_TPU_CACHE_DIR="", TORCH_CACHING_PRECOMPILE="1",
+                   TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "torch"), TORCH_TPU_SHAPE_BUCKETS=buckets)
+        out = subprocess.run([sys.executable, "-c", BUCKETS], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-4000:]
+        return int(out.stdout.split()[-1])
+
+    assert run("off") == 4  # one program per length, saved
+    assert run("pow2") == 1  # loaded: lengths 3..7 in bucket 8
+    assert run("off") == 4
+
+
 def test_graphs_are_tagged_with_what_shapes_them():
     """AOTAutograd's cache key does not name the backend: the tag on the
     graph names the tpu backend's decompositions and options, so another

@@ -69,6 +69,9 @@ class TpuGraphCode(OutputCode):
 
     gm: Optional[torch.fx.GraphModule] = None
     buckets: Optional[_buckets.Buckets] = None
+    # An inference graph compiled with the process-wide buckets (no
+    # `options=`) takes the loading process's setting when it is loaded.
+    follows_global_buckets: bool = False
     # Whether the graph has dynamic sizes, found when it is first compiled
     # (a loaded graph's example inputs are concrete).
     dynamic: Optional[bool] = None
@@ -103,7 +106,7 @@ class TpuGraphCode(OutputCode):
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
         left_out = {"nn_module_stack", "source_fn_stack", "fwd_source_fn_stack", "example_value",
                     "stack_trace"}
-        pads = self.buckets is not None and self.dynamic
+        pads = self.dynamic and (self.buckets is not None or self.follows_global_buckets)
         if not pads and not any(_on_host(n) for n in placeholders):
             left_out |= {"val", "tensor_meta"}
         options = Options(ops_filter=None, node_metadata_key_filter=lambda key: key not in left_out)
@@ -122,23 +125,27 @@ class TpuGraphCode(OutputCode):
         gm.recompile()  # a loaded graph module has no generated forward yet
         self.gm = gm
         self._serialized_gm = None
+        if self.follows_global_buckets:
+            self.buckets = _buckets.get_shape_buckets()
         self.build(example_inputs)
 
     def set_triton_bundle(self, triton_bundle: Any) -> None:
         pass
 
 
-def compilers(buckets: Optional[_buckets.Buckets]):
+def compilers(buckets: Optional[_buckets.Buckets], buckets_from_options: bool):
     """(forward, backward, inference) compilers whose graphs PyTorch can
     store. Only inference graphs bucket: a training graph's padded
     activations would flow into its backward graph, whose masking is not
     analysed."""
     from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
 
-    def compiler(graph_buckets):
+    def compiler(graph_buckets, follows_global_buckets=False):
         def compile_graph(gm, example_inputs):
-            return TpuGraphCode(gm=gm, buckets=graph_buckets).build(example_inputs)
+            code = TpuGraphCode(gm=gm, buckets=graph_buckets,
+                                follows_global_buckets=follows_global_buckets)
+            return code.build(example_inputs)
 
         return SerializableAOTDispatchCompiler(TpuGraphCode, compile_graph)
 
-    return compiler(None), compiler(None), compiler(buckets)
+    return compiler(None), compiler(None), compiler(buckets, not buckets_from_options)

@@ -223,11 +223,11 @@ def _decompositions():
 
 
 def _tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence,
-                 buckets: Optional[_buckets.Buckets]) -> Callable:
+                 buckets: Optional[_buckets.Buckets], buckets_from_options: bool) -> Callable:
     if _graph_cache.serializable_graphs_wanted():
         # Precompile / aot_compile: graphs PyTorch can store and reload.
         gm.torch_tpu_cache_tag = _graph_cache.cache_tag(_decompositions, buckets)
-        fw, bw, inference = _graph_cache.compilers(buckets)
+        fw, bw, inference = _graph_cache.compilers(buckets, buckets_from_options)
     else:
         # Only inference graphs bucket: a training graph's padded
         # activations would flow into its backward graph, whose masking is
@@ -261,6 +261,6 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence, *, mode: Opt
         raise ValueError(f"torch.compile(backend='tpu'): unknown options {sorted(options)}; "
                          "the tpu backend takes 'shape_buckets'")
     buckets = _buckets.get_shape_buckets() if spec is _UNSET else _buckets.parse(spec)
-    return _tpu_backend(gm, example_inputs, buckets)
+    return _tpu_backend(gm, example_inputs, buckets, spec is not _UNSET)
 
 __all__: List[str] = ["tpu_backend"]
