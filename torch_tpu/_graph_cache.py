@@ -135,9 +135,7 @@ class TpuGraphCode(OutputCode):
 
 def compilers(buckets: Optional[_buckets.Buckets], buckets_from_options: bool):
     """(forward, backward, inference) compilers whose graphs PyTorch can
-    store. Only inference graphs bucket: a training graph's padded
-    activations would flow into its backward graph, whose masking is not
-    analysed."""
+    store; only the inference one buckets (compiler._tpu_backend says why)."""
     from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
 
     def compiler(graph_buckets, follows_global_buckets=False):

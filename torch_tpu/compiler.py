@@ -224,14 +224,14 @@ def _decompositions():
 
 def _tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence,
                  buckets: Optional[_buckets.Buckets], buckets_from_options: bool) -> Callable:
+    # Either way only inference graphs bucket: a training graph's padded
+    # activations would flow into its backward graph, whose masking is not
+    # analysed.
     if _graph_cache.serializable_graphs_wanted():
         # Precompile / aot_compile: graphs PyTorch can store and reload.
         gm.torch_tpu_cache_tag = _graph_cache.cache_tag(_decompositions, buckets)
         fw, bw, inference = _graph_cache.compilers(buckets, buckets_from_options)
     else:
-        # Only inference graphs bucket: a training graph's padded
-        # activations would flow into its backward graph, whose masking is
-        # not analysed.
         def inference(graph, inputs):
             return _compile_graph(graph, inputs, buckets)
 
