@@ -3,9 +3,11 @@
 The normal test run exercises the default plugin (xla_cpu_pjrt, PJRT C API
 0.81). Here the same basic test files run again, in a child pytest, against
 the newer plugin (lammps-jax-pjrt-cpu, PJRT C API 0.115) selected with
-TORCH_TPU_PJRT_PLUGIN.
+TORCH_TPU_PJRT_PLUGIN, and the unary float ops are checked there against the
+CPU over 1000 elements.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -93,3 +95,35 @@ def test_basic_device_tests_pass_on_newer_plugin(tmp_path):
     passed = int(re.search(r"(\d+) passed", summary[-1]).group(1))
     assert passed >= MIN_PASSED, summary[-1]
     assert not re.search(r"\d+ (failed|errors?|xpassed)\b", summary[-1]), summary[-1]
+
+
+# Unary float ops over 1000 elements (XLA's CPU backend vectorizes such
+# loops; the newer plugin's vectorized atan was wrong by up to 1.4 while its
+# 8-element programs were right), float32 and float64, each against the CPU.
+TRANSCENDENTALS = textwrap.dedent("""
+    import json, torch
+    g = torch.Generator().manual_seed(0)
+    u = torch.rand(1000, generator=g, dtype=torch.float64) * 1.8 - 0.9  # in (-0.9, 0.9)
+    domains = {"log": u.abs() + 0.1, "sqrt": u.abs(), "acosh": u.abs() + 1.0,
+               "erfinv": u, "atanh": u, "asin": u, "acos": u}
+    ops = ("exp log sqrt sin cos tan tanh sigmoid expm1 log1p asin acos atan sinh cosh "
+           "asinh acosh atanh erf erfinv").split()
+    worst = {}
+    for op in ops:
+        for dtype in (torch.float32, torch.float64):
+            x = domains.get(op, u * 3).to(dtype)
+            want = getattr(torch, op)(x)
+            got = getattr(torch, op)(x.to("tpu")).cpu()
+            worst[f"{op}:{dtype}"] = ((got - want).abs() / (want.abs() + 1)).max().item()
+    print(json.dumps(worst))
+""")
+
+
+def test_transcendentals_over_many_elements_match_cpu_on_newer_plugin():
+    plugin = _require_newer_plugin()
+    r = subprocess.run([sys.executable, "-c", TRANSCENDENTALS], capture_output=True, text=True,
+                       cwd=ROOT, env=_child_env(plugin), timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    worst = json.loads(r.stdout.strip().splitlines()[-1])
+    bad = {k: v for k, v in worst.items() if v > 1e-5}
+    assert not bad, bad

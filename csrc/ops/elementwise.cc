@@ -650,7 +650,17 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"tan", {R::kFloat, unary("tan")}},
       {"asin", {R::kFloat, chlo("asin")}},
       {"acos", {R::kFloat, chlo("acos")}},
-      {"atan", {R::kFloat, chlo("atan")}},
+      // Real atan is atan2(x, 1) with the 1 behind an optimization barrier.
+      // XLA's CPU backend in the newer plugin (lammps-jax-pjrt-cpu 0.11.2)
+      // computes chlo.atan, and atan2 of a constant 1 that its simplifier
+      // turns back into atan, wrongly over 64 or more elements (errors up to
+      // 1.4); its atan2 of a runtime value is right, and older XLA lowers
+      // chlo.atan to this same atan2 (tests/test_plugin_compat.py).
+      {"atan", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         if (hlo::is_complex(x.type.element)) return chlo("atan")(b, in);
+         Value one = scalar_like(b, in, 1.0);
+         return b.binary("atan2", x, b.op("stablehlo.optimization_barrier", {one}, one.type)); }}},
       {"sinh", {R::kFloat, chlo("sinh")}},
       {"cosh", {R::kFloat, chlo("cosh")}},
       {"asinh", {R::kFloat, chlo("asinh")}},
