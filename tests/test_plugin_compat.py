@@ -3,8 +3,8 @@
 The normal test run exercises the default plugin (xla_cpu_pjrt, PJRT C API
 0.81). Here the same basic test files run again, in a child pytest, against
 the newer plugin (lammps-jax-pjrt-cpu, PJRT C API 0.115) selected with
-TORCH_TPU_PJRT_PLUGIN, and the unary float ops are checked there against the
-CPU over 1000 elements.
+TORCH_TPU_PJRT_PLUGIN, and the unary float ops (over 1000 elements) and
+bfloat16 max/min reductions are checked there against the CPU.
 """
 
 import json
@@ -102,7 +102,7 @@ def test_basic_device_tests_pass_on_newer_plugin(tmp_path):
 # 8-element programs were right), float32 and float64, and bfloat16 max/min
 # reductions, each against the CPU. (A compile that never ends fails the
 # test through the child's timeout.)
-TRANSCENDENTALS = textwrap.dedent("""
+UNARY_OPS_AND_BF16_EXTREMA = textwrap.dedent("""
     import json, torch
     g = torch.Generator().manual_seed(0)
     u = torch.rand(1000, generator=g, dtype=torch.float64) * 1.8 - 0.9  # in (-0.9, 0.9)
@@ -129,8 +129,8 @@ TRANSCENDENTALS = textwrap.dedent("""
 
 def test_unary_ops_and_bf16_extrema_match_cpu_on_newer_plugin():
     plugin = _require_newer_plugin()
-    r = subprocess.run([sys.executable, "-c", TRANSCENDENTALS], capture_output=True, text=True,
-                       cwd=ROOT, env=_child_env(plugin), timeout=120)
+    r = subprocess.run([sys.executable, "-c", UNARY_OPS_AND_BF16_EXTREMA], capture_output=True,
+                       text=True, cwd=ROOT, env=_child_env(plugin), timeout=120)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     worst = json.loads(r.stdout.strip().splitlines()[-1])
     bad = {k: v for k, v in worst.items() if v > 1e-5}
