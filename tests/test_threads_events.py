@@ -162,13 +162,8 @@ def matrix():
     return x
 
 
-def test_elapsed_time_measures_device_work_not_launch(matrix):
-    walls = []
-    for _ in range(2):
-        t0 = time.perf_counter()
-        _long_work(matrix)
-        torch.tpu.synchronize()
-        walls.append((time.perf_counter() - t0) * 1e3)
+def _timed_section(matrix):
+    """One event-timed run of the work: (elapsed, launch_ms, section_ms)."""
     start = torch.tpu.Event(enable_timing=True)
     end = torch.tpu.Event(enable_timing=True)
     t0 = time.perf_counter()
@@ -178,10 +173,25 @@ def test_elapsed_time_measures_device_work_not_launch(matrix):
     t1 = time.perf_counter()
     end.synchronize()
     t2 = time.perf_counter()
-    elapsed = start.elapsed_time(end)
-    launch_ms, section_ms = (t1 - t0) * 1e3, (t2 - t0) * 1e3
-    # both timestamps lie inside the timed section
-    assert 0 <= elapsed <= section_ms + 1.0, (elapsed, section_ms)
+    return start.elapsed_time(end), (t1 - t0) * 1e3, (t2 - t0) * 1e3
+
+
+def test_elapsed_time_measures_device_work_not_launch(matrix):
+    walls = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        _long_work(matrix)
+        torch.tpu.synchronize()
+        walls.append((time.perf_counter() - t0) * 1e3)
+    # The launch time is a host wall-clock figure, which another process on
+    # a shared machine can stretch in any one try: the section whose launch
+    # was quickest is the one that shows whether launching is asynchronous
+    # (a synchronous launch is slow in every try).
+    sections = [_timed_section(matrix) for _ in range(3)]
+    for elapsed, _, section_ms in sections:
+        # both timestamps lie inside the timed section
+        assert 0 <= elapsed <= section_ms + 1.0, (elapsed, section_ms)
+    elapsed, launch_ms, _ = min(sections, key=lambda s: s[1])
     # the work's device time, not the host's launch time (the launches are
     # asynchronous and take a small fraction of it)
     assert launch_ms < min(walls) / 4, (launch_ms, walls)
