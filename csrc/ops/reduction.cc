@@ -231,14 +231,14 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::ScalarType acc_type = out_type;
   if (name == "all" || name == "any") acc_type = at::kBool;
   if (name == "argmax" || name == "argmin" || with_indices) acc_type = in_type;
-  // A max or min picks one of its inputs, so it needs no wider type, and
-  // reducing in the input's own type keeps bfloat16 amax/amin away from a
-  // code path where the newer XLA CPU plugin (lammps-jax-pjrt-cpu 0.11.2)
-  // never finishes compiling (convert to f32, reduce, convert back).
-  const bool picks_an_input =
-      name == "amax" || name == "amin" || ((name == "max" || name == "min") && all_dims);
-  const ElementType acc = picks_an_input ? element_type_for(acc_type, op_name.c_str())
-                                         : opmath_element_type_for(acc_type, op_name.c_str());
+  // A max, min or their index picks one of its inputs, so it needs no wider
+  // type (bfloat16 -> f32 is exact and monotonic: the same values and
+  // indices), and reducing in the input's own type keeps bfloat16 amax/amin
+  // away from a code path where the newer XLA CPU plugin
+  // (lammps-jax-pjrt-cpu 0.11.2) never finishes compiling (convert to f32,
+  // reduce, convert back).
+  const ElementType acc = picks_element ? element_type_for(acc_type, op_name.c_str())
+                                        : opmath_element_type_for(acc_type, op_name.c_str());
   double correction = a.correction ? a.correction->toDouble() : 1.0;
 
   std::string key = "reduce:" + name + ":" + hlo::mlir_name(acc) + ":" + std::to_string(a.keepdim);
