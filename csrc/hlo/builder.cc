@@ -152,6 +152,10 @@ Value Builder::op(const std::string& op_name, const std::vector<Value>& operands
   return emit(line, result);
 }
 
+Value Builder::optimization_barrier(Value v) {
+  return op("stablehlo.optimization_barrier", {v}, v.type);
+}
+
 Value Builder::constant(ElementType type, double value) {
   if (!is_float(type) && !is_complex(type)) {
     return constant_int(type, static_cast<int64_t>(value));

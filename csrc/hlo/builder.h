@@ -149,6 +149,9 @@ class Builder {
   Value conj(Value z);
   Value select(Value pred, Value on_true, Value on_false);
 
+  // `v` unchanged, but opaque to XLA's simplifier: what passes through it is
+  // not folded into the ops around it (stablehlo.optimization_barrier).
+  Value optimization_barrier(Value v);
   // Emits any op with one result in generic form. `attributes` is the text
   // inside the attribute dictionary (may be empty).
   Value op(const std::string& name, const std::vector<Value>& operands, const TensorType& result,

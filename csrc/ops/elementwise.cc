@@ -660,7 +660,7 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value x = in["self"];
          if (hlo::is_complex(x.type.element)) return chlo("atan")(b, in);
          Value one = scalar_like(b, in, 1.0);
-         return b.binary("atan2", x, b.op("stablehlo.optimization_barrier", {one}, one.type)); }}},
+         return b.binary("atan2", x, b.optimization_barrier(one)); }}},
       {"sinh", {R::kFloat, chlo("sinh")}},
       {"cosh", {R::kFloat, chlo("cosh")}},
       {"asinh", {R::kFloat, chlo("asinh")}},

@@ -26,9 +26,9 @@ hlo::Value matmul2d_transposed_rhs(hlo::Builder& b, hlo::Value x, hlo::Value y,
                                    hlo::ElementType result) {
   const hlo::Value w = b.transpose(y, {1, 0});
   const hlo::Value xt = b.transpose(x, {1, 0});
-  const hlo::Value xt_kept = b.op("stablehlo.optimization_barrier", {xt}, xt.type);
+  const hlo::Value xt_kept = b.optimization_barrier(xt);
   const hlo::Value wx = b.dot_general(w, xt_kept, {}, {}, {1}, {0}, result);
-  return b.transpose(b.op("stablehlo.optimization_barrier", {wx}, wx.type), {1, 0});
+  return b.transpose(b.optimization_barrier(wx), {1, 0});
 }
 
 hlo::Value matmul2d_transposed_rhs(hlo::Builder& b, hlo::Value x, hlo::Value y) {
