@@ -19,8 +19,12 @@ import pytest
 # weights' bytes as hex and the metrics that matter, as JSON.
 PROGRAM = textwrap.dedent(
     """
-    import json, sys, torch, torch_tpu
+    import json, os, sys, time, torch, torch_tpu
     from torch_tpu import debug
+    if os.environ.get("TEST_WAIT_FOR_PREFETCH"):
+        # the first program starts the warm-start thread; then it has time
+        torch.zeros(1, device="tpu").cpu()
+        time.sleep(float(os.environ["TEST_WAIT_FOR_PREFETCH"]))
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
     model.to("tpu")
@@ -37,6 +41,7 @@ PROGRAM = textwrap.dedent(
         "compiles": m["compiles"],
         "hits": m["persistent_cache_hits"],
         "writes": m["persistent_cache_writes"],
+        "prefetched": m["persistent_cache_prefetched"],
         "stats": torch_tpu.cache.stats(),
     }))
     """
@@ -81,10 +86,15 @@ def test_an_entry_carries_the_sha256_of_its_payload(tmp_path):
         assert data[80:header] == hashlib.sha256(data[header:]).digest()
 
 
-@pytest.mark.parametrize("damage", ["truncated", "random", "empty", "foreign"])
-def test_damaged_entries_are_recompiled_never_trusted(tmp_path, damage):
+@pytest.mark.parametrize("damage,ahead", [
+    ("truncated", False), ("random", False), ("empty", False), ("foreign", False),
+    # the warm-start thread's loads go through the same checks
+    ("truncated", True), ("foreign", True)])
+def test_damaged_entries_are_recompiled_never_trusted(tmp_path, damage, ahead):
     cache = tmp_path / "cache"
-    cold, _ = run(cache)
+    # loaded-ahead: the warm-start thread meets every damaged entry first
+    env = {"TEST_WAIT_FOR_PREFETCH": "1"} if ahead else {"TORCH_TPU_CACHE_PREFETCH": "0"}
+    cold, _ = run(cache, env)
     paths = entries(cache)
     rng = __import__("random").Random(0)
     for i, path in enumerate(paths):
@@ -98,12 +108,76 @@ def test_damaged_entries_are_recompiled_never_trusted(tmp_path, damage):
         else:  # a sound entry of another program (another name) under this name
             other = format(int(path.stem, 16) ^ 1, "064x").encode()
             path.write_bytes(data[:8] + other + data[72:])
-    again, _ = run(cache)
+    again, _ = run(cache, env)
     assert again["compiles"] == cold["compiles"] and again["hits"] == 0
     assert again["weights"] == cold["weights"]
     # The damaged entries were replaced by sound ones.
-    warm, _ = run(cache)
+    warm, _ = run(cache, env)
     assert warm["compiles"] == 0 and warm["weights"] == cold["weights"]
+
+
+def test_a_warm_process_has_its_previous_runs_programs_loaded_ahead(tmp_path):
+    cache = tmp_path / "cache"
+    wait = {"TEST_WAIT_FOR_PREFETCH": "1.5"}
+    cold, _ = run(cache, wait)
+    assert cold["prefetched"] == 0
+    warm, _ = run(cache, wait)
+    assert warm["compiles"] == 0 and warm["hits"] == cold["compiles"]
+    # every program after the one that started the thread was ready
+    assert warm["hits"] - 2 <= warm["prefetched"] <= warm["hits"], warm
+    assert warm["stats"]["loaded_ahead"] == 0  # all used
+    assert warm["weights"] == cold["weights"]
+    off, _ = run(cache, {**wait, "TORCH_TPU_CACHE_PREFETCH": "0"})
+    assert off["prefetched"] == 0 and off["hits"] == warm["hits"]
+    assert off["weights"] == cold["weights"]
+    bad = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                         env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache),
+                                  TORCH_TPU_CACHE_PREFETCH="-1"), timeout=300)
+    assert bad.returncode != 0
+    assert "TORCH_TPU_CACHE_PREFETCH must be a non-negative integer" in bad.stderr
+
+
+# Another program than PROGRAM: one add, then it waits for the warm-start thread.
+SMALL = textwrap.dedent(
+    """
+    import json, time, torch, torch_tpu
+    from torch_tpu import debug
+    y = (torch.ones(7, device="tpu") + 2).cpu()
+    time.sleep(1.5)
+    print(json.dumps({"hits": debug.metrics()["persistent_cache_hits"],
+                      "stats": torch_tpu.cache.stats()}))
+    """
+)
+
+
+def test_entries_loaded_ahead_and_not_used_are_not_stamped_as_used(tmp_path):
+    # (else a guess the next runs do not need would keep itself the most
+    # recently used, and would not age out of the directory's bound)
+    cache = tmp_path / "cache"
+    run(cache)
+    old = 1_000_000_000
+    before = entries(cache)
+    for path in before:
+        os.utime(path, (old, old))
+    other, _ = run(cache, program=SMALL)
+    assert other["stats"]["loaded_ahead"] > 0  # PROGRAM's, loaded and not used
+    # only the entries SMALL used were stamped
+    unstamped = [p for p in before if p.stat().st_mtime == old]
+    assert len(unstamped) == len(before) - other["hits"]
+
+
+def test_a_process_that_exits_while_loading_ahead_exits_cleanly(tmp_path):
+    cache = tmp_path / "cache"
+    fill = "import torch, torch_tpu\nfor n in range(1, 161): (torch.ones(n, device='tpu') * 3).cpu()"
+    run(cache, program=fill + "\nprint('{}')")
+    assert len(entries(cache)) >= 160
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", "import torch, torch_tpu\n"
+                               "torch.ones(2, device='tpu').cpu()"], capture_output=True,
+                              text=True, env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache)),
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "terminate" not in proc.stderr and "Abort" not in proc.stderr
 
 
 def test_two_processes_filling_one_cold_cache(tmp_path):
@@ -171,8 +245,12 @@ def test_clear_empties_the_directory(tmp_path):
 # tells the two models apart.
 COMPILED_PROGRAM = textwrap.dedent(
     """
-    import json, sys, torch, torch_tpu
+    import json, os, sys, time, torch, torch_tpu
     from torch_tpu import debug
+    if os.environ.get("TEST_WAIT_FOR_PREFETCH"):
+        # the first program starts the warm-start thread; then it has time
+        torch.zeros(1, device="tpu").cpu()
+        time.sleep(float(os.environ["TEST_WAIT_FOR_PREFETCH"]))
     torch.manual_seed(0)
     act = getattr(torch.nn, sys.argv[1])()
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), act, torch.nn.Linear(16, 3)).to("tpu")

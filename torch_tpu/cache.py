@@ -5,6 +5,12 @@ Compiled programs are kept in TORCH_TPU_CACHE_DIR (default
 ~/.cache/torch_tpu; set but empty turns the disk tier off), bounded by
 TORCH_TPU_CACHE_MAX_BYTES (default 4 GiB, least recently used evicted
 first). Both are read once, when the process first compiles a program.
+
+Warm start: from then on a background thread loads the
+TORCH_TPU_CACHE_PREFETCH most recently used entries (default 4096; 0 turns
+it off), the programs the previous run used, so that ops find them loaded;
+`stats()['loaded_ahead']` counts those not used yet, and the metric
+`persistent_cache_prefetched` the hits they served.
 """
 
 from typing import Any, Dict
@@ -13,8 +19,9 @@ from . import _C
 
 
 def stats() -> Dict[str, Any]:
-    """{'enabled', 'directory', 'entries', 'bytes', 'max_bytes'} of the disk
-    tier, and this process's 'hits' and 'writes' (from torch_tpu.debug.metrics())."""
+    """{'enabled', 'directory', 'entries', 'bytes', 'max_bytes',
+    'loaded_ahead'} of the disk tier, and this process's 'hits' and 'writes'
+    (from torch_tpu.debug.metrics())."""
     from . import debug
 
     s = dict(_C._persistent_cache_stats())

@@ -56,6 +56,7 @@ _DESCRIPTIONS = {
     "graph_replays": "compiled-graph calls replayed on their executable",
     "persistent_cache_hits": "executables loaded from the disk cache",
     "persistent_cache_writes": "executables written to the disk cache",
+    "persistent_cache_prefetched": "disk cache hits loaded ahead of use",
 }
 
 

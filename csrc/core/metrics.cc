@@ -46,6 +46,7 @@ auto counters(M& m) {
       {"graph_replays", &m.graph_replays},
       {"persistent_cache_hits", &m.persistent_cache_hits},
       {"persistent_cache_writes", &m.persistent_cache_writes},
+      {"persistent_cache_prefetched", &m.persistent_cache_prefetched},
   };
 }
 

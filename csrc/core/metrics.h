@@ -50,6 +50,9 @@ struct Metrics {
   // loaded from it instead of compiled, and entries written to it.
   std::atomic<int64_t> persistent_cache_hits{0};
   std::atomic<int64_t> persistent_cache_writes{0};
+  // Of the hits, those a background thread had loaded before the op that
+  // needed them ran (TORCH_TPU_CACHE_PREFETCH).
+  std::atomic<int64_t> persistent_cache_prefetched{0};
 
   static Metrics& get();
   std::map<std::string, int64_t> snapshot() const;

@@ -56,6 +56,7 @@ size_t ExecutableCache::keep_memory_maps_in_budget() {
   compiles_since_map_check_ = 0;
   const int64_t maps = memory_map_count();
   if (maps < 0 || maps <= memory_map_budget()) return 0;
+  PersistentCache::get().drop_prefetched();  // loaded ahead and not needed yet: the first to go
   return entries_.evict_oldest(std::max<size_t>(1, entries_.size() / 4));
 }
 
@@ -71,8 +72,8 @@ pjrt::ExecutablePtr ExecutableCache::get_or_compile(const std::string& key,
   using Outcome = SingleFlightMap<pjrt::ExecutablePtr>::Outcome;
   Outcome outcome = Outcome::kMade;
   size_t evicted = 0;
-  auto executable =
-      entries_.get_or_make(key, [&] { return compile(build_text, label); }, &outcome, &evicted);
+  auto executable = entries_.get_or_make(
+      key, [&] { return compile(build_text, label); }, &outcome, &evicted);
   if (outcome == Outcome::kMade) evicted += keep_memory_maps_in_budget();
   Metrics::get().executable_evictions += static_cast<int64_t>(evicted);
   // A thread that waited for another's compile of the same key got a cached

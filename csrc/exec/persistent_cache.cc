@@ -17,7 +17,9 @@
 #include "core/metrics.h"
 #include "core/runtime.h"
 #include "exec/env_settings.h"
+#include "exec/recent_runs.h"
 #include "exec/sha256.h"
+#include "pjrt/fork_guard.h"
 
 namespace torch_tpu {
 namespace {
@@ -30,6 +32,12 @@ constexpr size_t kNameSize = 64;  // hex sha256
 constexpr size_t kHeaderSize = sizeof(kMagic) + kNameSize + 8 + 32;
 constexpr char kEntrySuffix[] = ".xc";
 constexpr int64_t kDefaultMaxBytes = int64_t{4} << 30;
+// As many as the in-memory cache holds (ExecutableCache::kDefaultCapacity).
+constexpr int64_t kDefaultPrefetch = 4096;
+// Entries stamped with no pause this long between them are one run's (a
+// new process takes longer than this to import torch and reach its first
+// program).
+constexpr int64_t kRunGapNs = 1000000000;
 
 bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
@@ -166,6 +174,8 @@ PersistentCache::PersistentCache() {
     identity_ += '\0' + std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) +
                  '.' + std::to_string(st.st_mtim.tv_nsec);
   }
+  const int64_t prefetch = nonnegative_int_from_env("TORCH_TPU_CACHE_PREFETCH", kDefaultPrefetch);
+  if (prefetch > 0) start_prefetch(static_cast<size_t>(prefetch));
 }
 
 void PersistentCache::disable(const std::string& why) {
@@ -185,9 +195,16 @@ std::string PersistentCache::entry_name(const std::string& program,
   return to_hex(d.data(), d.size());
 }
 
-pjrt::ExecutablePtr PersistentCache::read_entry(const std::string& path, const std::string& name) {
+std::string PersistentCache::entry_path(const std::string& name) const {
+  return dir_ + "/" + name + kEntrySuffix;
+}
+
+pjrt::ExecutablePtr PersistentCache::load_entry(const std::string& path, const std::string& name,
+                                                bool* present) const {
   std::string file;
+  if (present != nullptr) *present = false;
   if (!read_file(path, &file)) return nullptr;  // absent (or unreadable)
+  if (present != nullptr) *present = true;
   bool sound = file.size() >= kHeaderSize &&
                std::memcmp(file.data(), kMagic, sizeof(kMagic)) == 0 &&
                file.compare(sizeof(kMagic), kNameSize, name) == 0;
@@ -199,27 +216,61 @@ pjrt::ExecutablePtr PersistentCache::read_entry(const std::string& path, const s
     }
     sound = payload_size == file.size() - kHeaderSize;
   }
-  std::string_view payload;
-  if (sound) {
-    payload = std::string_view(file).substr(kHeaderSize);
-    auto sum = Sha256().update(payload).digest();
-    sound = std::memcmp(sum.data(), file.data() + kHeaderSize - 32, 32) == 0;
+  if (!sound) return nullptr;
+  const std::string_view payload = std::string_view(file).substr(kHeaderSize);
+  auto sum = Sha256().update(payload).digest();
+  if (std::memcmp(sum.data(), file.data() + kHeaderSize - 32, 32) != 0) return nullptr;
+  try {
+    return Runtime::get().client().deserialize(std::string(payload));
+  } catch (const std::exception&) {
+    return nullptr;  // the plugin refuses it
   }
-  pjrt::ExecutablePtr exe;
-  if (sound) {
-    try {
-      exe = Runtime::get().client().deserialize(std::string(payload));
-    } catch (const std::exception&) {
-      exe = nullptr;  // the plugin refuses it: compiled again below
-    }
-  }
+}
+
+pjrt::ExecutablePtr PersistentCache::read_entry(const std::string& path, const std::string& name) {
+  pjrt::ExecutablePtr exe = prefetch_ ? prefetch_->take(name) : nullptr;
+  const bool prefetched = exe != nullptr;
+  bool present = true;
+  if (!exe) exe = load_entry(path, name, &present);
   if (!exe) {
-    ::unlink(path.c_str());
+    if (present) ::unlink(path.c_str());  // compiled again by the caller
     return nullptr;
   }
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // most recently used
   Metrics::get().persistent_cache_hits++;
+  if (prefetched) Metrics::get().persistent_cache_prefetched++;
   return exe;
+}
+
+std::vector<std::string> PersistentCache::most_recently_used(size_t count) const {
+  const std::vector<Entry> entries = list_entries(dir_);
+  std::vector<int64_t> stamps;
+  stamps.reserve(entries.size());
+  for (const Entry& e : entries) stamps.push_back(e.mtime_ns);
+  std::vector<std::string> names;
+  const size_t prefix = dir_.size() + 1;
+  const size_t suffix = std::strlen(kEntrySuffix);
+  for (size_t i : order_by_recent_runs(stamps, count, kRunGapNs)) {
+    const std::string& path = entries[i].path;
+    names.push_back(path.substr(prefix, path.size() - prefix - suffix));
+  }
+  return names;
+}
+
+void PersistentCache::start_prefetch(size_t count) {
+  prefetch_ = std::make_unique<PrefetchQueue<pjrt::ExecutablePtr>>(
+      [this, count] { return most_recently_used(count); },
+      [this](const std::string& name) { return load_entry(entry_path(name), name); });
+  // Stopped before the plugin's own statics are destroyed at exit (they
+  // were made before this handler was registered, so they go after it). A
+  // forked child has no such thread, and may not touch the parent's lock.
+  std::atexit([] {
+    if (!pjrt::in_forked_child()) PersistentCache::get().prefetch_->stop();
+  });
+}
+
+void PersistentCache::drop_prefetched() {
+  if (prefetch_) prefetch_->drop_untaken();
 }
 
 void PersistentCache::write_entry(const std::string& path, const std::string& name,
@@ -280,7 +331,7 @@ pjrt::ExecutablePtr PersistentCache::load_or_compile(
     if (!enabled_) return compile();
   }
   const std::string name = entry_name(program, options);
-  const std::string path = dir_ + "/" + name + kEntrySuffix;
+  const std::string path = entry_path(name);
   if (auto exe = read_entry(path, name)) return exe;
   // Another process may be compiling it: wait for it, then read its entry.
   EntryLock held(lock_fd_, name);
@@ -305,6 +356,7 @@ PersistentCache::Stats PersistentCache::stats() {
   s.directory = dir_;
   s.max_bytes = max_bytes_;
   if (!enabled_) return s;
+  if (prefetch_) s.loaded_ahead = static_cast<int64_t>(prefetch_->loaded());
   for (const Entry& e : list_entries(dir_)) {
     s.entries++;
     s.bytes += e.bytes;
@@ -317,6 +369,7 @@ void PersistentCache::clear() {
   if (!enabled_) return;
   for (const Entry& e : list_entries(dir_)) ::unlink(e.path.c_str());
   known_bytes_ = 0;
+  drop_prefetched();  // what was loaded from the deleted entries
 }
 
 }  // namespace torch_tpu

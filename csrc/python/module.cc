@@ -183,6 +183,7 @@ PYBIND11_MODULE(_C, m) {
     d["entries"] = s.entries;
     d["bytes"] = s.bytes;
     d["max_bytes"] = s.max_bytes;
+    d["loaded_ahead"] = s.loaded_ahead;
     return d;
   });
   m.def("_persistent_cache_clear", [] { PersistentCache::get().clear(); });
