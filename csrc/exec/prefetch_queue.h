@@ -97,7 +97,12 @@ class PrefetchQueue {
   };
 
   void run() {
-    std::vector<std::string> keys = list_();
+    std::vector<std::string> keys;
+    try {
+      keys = list_();
+    } catch (...) {
+      keys.clear();  // nothing to load ahead: every take() finds nothing
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const std::string& key : keys) slots_.emplace(key, Slot{});

@@ -113,6 +113,14 @@ TEST(PrefetchQueue, AFailedOrThrowingLoadLeavesTheKeyToTheCaller) {
   ASSERT_TRUE(queue.take("k2"));
 }
 
+TEST(PrefetchQueue, AFailedListLoadsNothing) {
+  Queue queue([]() -> std::vector<std::string> { throw std::runtime_error("unreadable"); },
+              [](const std::string& k) { return std::make_shared<std::string>(k); });
+  queue.stop();
+  EXPECT_FALSE(queue.take("k0"));
+  EXPECT_EQ(queue.loaded(), 0u);
+}
+
 TEST(PrefetchQueue, StopEndsTheLoadingAfterTheLoadInProgress) {
   std::atomic<int> loads{0};
   Queue queue([] { return keys(1000); },
