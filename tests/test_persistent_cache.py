@@ -137,6 +137,27 @@ def test_a_warm_process_has_its_previous_runs_programs_loaded_ahead(tmp_path):
     assert "TORCH_TPU_CACHE_PREFETCH must be a non-negative integer" in bad.stderr
 
 
+def test_loading_ahead_starts_with_the_device_not_at_the_first_program(tmp_path):
+    # A model's weights moving to the device run no program; the entries
+    # load meanwhile.
+    cache = tmp_path / "cache"
+    run(cache)
+    program = textwrap.dedent(
+        """
+        import json, time, torch, torch_tpu
+        from torch_tpu import debug
+        w = torch.randn(64, 64).to("tpu")
+        time.sleep(1.5)
+        m = debug.metrics()
+        print(json.dumps({"programs": m["compiles"] + m["persistent_cache_hits"],
+                          "stats": torch_tpu.cache.stats()}))
+        """
+    )
+    result, _ = run(cache, program=program)
+    assert result["programs"] == 0
+    assert result["stats"]["loaded_ahead"] == result["stats"]["entries"] == len(entries(cache))
+
+
 # Another program than PROGRAM: one add, then it waits for the warm-start thread.
 SMALL = textwrap.dedent(
     """

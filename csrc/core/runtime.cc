@@ -35,7 +35,13 @@ int64_t memory_limit_override() {
   return static_cast<int64_t>(value);
 }
 
+std::vector<void (*)()>& init_hooks() {
+  static std::vector<void (*)()> hooks;
+  return hooks;
+}
+
 std::once_flag init_flag;
+std::once_flag hooks_flag;
 Runtime* instance = nullptr;
 // `instance` once initialized: get() runs several times per op, and
 // std::call_once costs a thread-local set-up and a pthread_once call even
@@ -49,6 +55,8 @@ void Runtime::set_package_roots(std::vector<std::string> roots) {
 }
 
 bool Runtime::initialized() { return instance != nullptr; }
+
+void Runtime::after_init(void (*hook)()) { init_hooks().push_back(hook); }
 
 bool Runtime::in_bad_fork() { return pjrt::in_forked_child(); }
 
@@ -66,6 +74,10 @@ Runtime& Runtime::get() {
     instance = new Runtime();
     device_count_at_init = instance->device_count();
     ready_instance.store(instance, std::memory_order_release);
+  });
+  // Outside the first call_once: a hook may call get() (the fast path above).
+  std::call_once(hooks_flag, [] {
+    for (auto hook : init_hooks()) hook();
   });
   return *instance;
 }

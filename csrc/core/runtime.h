@@ -18,6 +18,11 @@ class Runtime {
   // RuntimeError in a child forked after the parent created the client.
   static Runtime& get();
   static bool initialized();
+  // Runs `hook` right after the runtime is created, on the thread that
+  // created it (work that should start with the device rather than with the
+  // first op, like loading the persistent cache's entries ahead of use).
+  // Registered at static initialization, so before any get().
+  static void after_init(void (*hook)());
   // True in a process forked from one whose client existed: the plugin's
   // threads did not survive the fork, so no PJRT call may be made (any of
   // them could wait forever on a lock a vanished thread held), and tpu

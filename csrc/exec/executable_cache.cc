@@ -47,15 +47,23 @@ size_t capacity_from_env() {
 }  // namespace
 
 size_t ExecutableCache::keep_memory_maps_in_budget() {
-  // Checked every few compiles (reading /proc/self/maps costs about a
-  // millisecond at ten thousand mappings): over budget, the least recently
-  // used quarter of the executables goes, and the next check sees whether
-  // that was enough.
+  // Reading /proc/self/maps costs about a millisecond at ten thousand
+  // mappings, so it is read every few compiles: every 16 near the budget,
+  // and, further from it, once per as many compiles as could use the room
+  // left at 16 mappings each (an executable takes about 4 on the CPU
+  // plugin; the margin leaves room for executables loaded ahead of use,
+  // which come without a compile). Over budget, the least recently used
+  // quarter of the executables goes, and the next check sees whether that
+  // was enough.
   constexpr int kCheckEvery = 16;
-  if (compiles_since_map_check_.fetch_add(1) + 1 < kCheckEvery) return 0;
+  constexpr int64_t kMapsPerCompileBound = 16;
+  if (compiles_since_map_check_.fetch_add(1) + 1 < next_map_check_.load()) return 0;
   compiles_since_map_check_ = 0;
   const int64_t maps = memory_map_count();
-  if (maps < 0 || maps <= memory_map_budget()) return 0;
+  const int64_t budget = memory_map_budget();
+  next_map_check_ = static_cast<int>(
+      std::clamp<int64_t>((budget - maps) / kMapsPerCompileBound, kCheckEvery, 1 << 20));
+  if (maps < 0 || maps <= budget) return 0;
   PersistentCache::get().drop_prefetched();  // loaded ahead and not needed yet: the first to go
   return entries_.evict_oldest(std::max<size_t>(1, entries_.size() / 4));
 }

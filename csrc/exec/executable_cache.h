@@ -52,6 +52,7 @@ class ExecutableCache {
 
   SingleFlightMap<pjrt::ExecutablePtr> entries_;
   std::atomic<int> compiles_since_map_check_{0};
+  std::atomic<int> next_map_check_{16};  // compiles until the next check
 };
 
 }  // namespace torch_tpu

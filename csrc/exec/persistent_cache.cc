@@ -141,10 +141,35 @@ class EntryLock {
 
 }  // namespace
 
+namespace {
+// Set on the thread constructing the cache, which creates the runtime when
+// nothing else has yet: the runtime's hook below must not wait for that
+// construction from inside it.
+thread_local bool making_the_cache = false;
+}  // namespace
+
 PersistentCache& PersistentCache::get() {
-  static auto* cache = new PersistentCache();  // never destroyed (see Runtime)
+  static auto* cache = [] {
+    struct Making {
+      Making() { making_the_cache = true; }
+      ~Making() { making_the_cache = false; }  // also when the constructor throws
+    } making;
+    return new PersistentCache();  // never destroyed (see Runtime)
+  }();
   return *cache;
 }
+
+namespace {
+// Made with the device, not at the first compile: the warm-start thread
+// then loads entries while the process is still moving its model to the
+// device and preparing inputs.
+const bool made_with_the_runtime = [] {
+  Runtime::after_init([] {
+    if (!making_the_cache) (void)PersistentCache::get();
+  });
+  return true;
+}();
+}  // namespace
 
 PersistentCache::PersistentCache() {
   const char* env = std::getenv("TORCH_TPU_CACHE_DIR");
