@@ -4,7 +4,7 @@ the in-memory one; see csrc/exec/persistent_cache.h).
 Compiled programs are kept in TORCH_TPU_CACHE_DIR (default
 ~/.cache/torch_tpu; set but empty turns the disk tier off), bounded by
 TORCH_TPU_CACHE_MAX_BYTES (default 4 GiB, least recently used evicted
-first). Both are read once, when the process first compiles a program.
+first). Both are read once, when the process opens the device.
 
 Warm start: from then on a background thread loads the
 TORCH_TPU_CACHE_PREFETCH most recently used entries (default 4096; 0 turns
