@@ -17,6 +17,7 @@
 #include "core/metrics.h"
 #include "core/runtime.h"
 #include "exec/env_settings.h"
+#include "exec/executable_cache.h"
 #include "exec/recent_runs.h"
 #include "exec/sha256.h"
 #include "pjrt/fork_guard.h"
@@ -32,8 +33,8 @@ constexpr size_t kNameSize = 64;  // hex sha256
 constexpr size_t kHeaderSize = sizeof(kMagic) + kNameSize + 8 + 32;
 constexpr char kEntrySuffix[] = ".xc";
 constexpr int64_t kDefaultMaxBytes = int64_t{4} << 30;
-// As many as the in-memory cache holds (ExecutableCache::kDefaultCapacity).
-constexpr int64_t kDefaultPrefetch = 4096;
+// As many as the in-memory cache holds by default.
+constexpr int64_t kDefaultPrefetch = ExecutableCache::kDefaultCapacity;
 // Entries stamped with no pause this long between them are one run's (a
 // new process takes longer than this to import torch and reach its first
 // program).
@@ -56,6 +57,7 @@ bool make_directories(const std::string& dir) {
 }
 
 struct Entry {
+  std::string name;  // the file's, without kEntrySuffix
   std::string path;
   int64_t bytes;
   int64_t mtime_ns;
@@ -71,7 +73,8 @@ std::vector<Entry> list_entries(const std::string& dir) {
     const std::string path = dir + "/" + name;
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) continue;
-    entries.push_back({path, static_cast<int64_t>(st.st_size),
+    entries.push_back({name.substr(0, name.size() - std::strlen(kEntrySuffix)), path,
+                       static_cast<int64_t>(st.st_size),
                        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
   }
   ::closedir(d);
@@ -273,12 +276,7 @@ std::vector<std::string> PersistentCache::most_recently_used(size_t count) const
   stamps.reserve(entries.size());
   for (const Entry& e : entries) stamps.push_back(e.mtime_ns);
   std::vector<std::string> names;
-  const size_t prefix = dir_.size() + 1;
-  const size_t suffix = std::strlen(kEntrySuffix);
-  for (size_t i : order_by_recent_runs(stamps, count, kRunGapNs)) {
-    const std::string& path = entries[i].path;
-    names.push_back(path.substr(prefix, path.size() - prefix - suffix));
-  }
+  for (size_t i : order_by_recent_runs(stamps, count, kRunGapNs)) names.push_back(entries[i].name);
   return names;
 }
 

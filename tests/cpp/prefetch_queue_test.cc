@@ -121,38 +121,38 @@ TEST(PrefetchQueue, AFailedListLoadsNothing) {
   EXPECT_EQ(queue.loaded(), 0u);
 }
 
+// A queue over 1000 keys whose loads each take `ms` and are counted.
+std::unique_ptr<Queue> slow_queue(std::atomic<int>& loads, int ms) {
+  return std::make_unique<Queue>([] { return keys(1000); },
+                                 [&loads, ms](const std::string& k) {
+                                   loads++;
+                                   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                                   return std::make_shared<std::string>(k);
+                                 });
+}
+
 TEST(PrefetchQueue, StopEndsTheLoadingAfterTheLoadInProgress) {
   std::atomic<int> loads{0};
-  Queue queue([] { return keys(1000); },
-              [&](const std::string& k) {
-                loads++;
-                std::this_thread::sleep_for(std::chrono::milliseconds(2));
-                return std::make_shared<std::string>(k);
-              });
+  auto queue = slow_queue(loads, 2);
   wait_until([&] { return loads.load() >= 2; });
-  queue.stop();
+  queue->stop();
   const int after_stop = loads.load();
   EXPECT_LT(after_stop, 1000);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(loads.load(), after_stop);
-  queue.stop();  // idempotent
+  queue->stop();  // idempotent
 }
 
 TEST(PrefetchQueue, DropUntakenFreesLoadedValuesAndStopsLoading) {
   std::atomic<int> loads{0};
-  Queue queue([] { return keys(1000); },
-              [&](const std::string& k) {
-                loads++;
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                return std::make_shared<std::string>(k);
-              });
-  wait_until([&] { return queue.loaded() >= 3; });
-  queue.drop_untaken();
-  wait_until([&] { return queue.loaded() <= 1; });  // at most the load then in progress
+  auto queue = slow_queue(loads, 1);
+  wait_until([&] { return queue->loaded() >= 3; });
+  queue->drop_untaken();
+  wait_until([&] { return queue->loaded() <= 1; });  // at most the load then in progress
   const int after_drop = loads.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(loads.load(), after_drop);
-  EXPECT_FALSE(queue.take("k0"));
+  EXPECT_FALSE(queue->take("k0"));
 }
 
 }  // namespace
