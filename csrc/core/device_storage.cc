@@ -41,11 +41,19 @@ int64_t DeviceStorage::element_count() const {
 }
 
 pjrt::BufferPtr DeviceStorage::buffer(hlo::ElementType element_if_empty) {
+  return contents(element_if_empty).buffer;
+}
+
+DeviceStorage::Contents DeviceStorage::contents(hlo::ElementType element_if_empty) {
+  auto counted = [this](pjrt::BufferPtr buffer, hlo::ElementType element) {
+    return Contents{std::move(buffer), element,
+                    static_cast<int64_t>(nbytes_ / hlo::byte_size(element))};
+  };
   std::shared_ptr<PendingNode> pending;
   {
     std::unique_lock<std::mutex> lock(mu_);
     donated_.wait(lock, [this] { return !donating_; });
-    if (buffer_) return buffer_;
+    if (buffer_) return counted(buffer_, element_);
     pending = pending_;
     if (!pending) element_ = storage_element_for(nbytes_, element_if_empty);
   }
@@ -62,7 +70,7 @@ pjrt::BufferPtr DeviceStorage::buffer(hlo::ElementType element_if_empty) {
     buffer_ = made;
     pending_.reset();
   }
-  return buffer_ ? buffer_ : made;
+  return counted(buffer_ ? buffer_ : made, element_);
 }
 
 void DeviceStorage::set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element) {

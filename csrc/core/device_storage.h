@@ -53,6 +53,15 @@ class DeviceStorage {
   // The buffer, materializing a pending node. For an empty storage creates
   // zeros of `element_if_empty` (uninitialized memory may hold anything).
   pjrt::BufferPtr buffer(hlo::ElementType element_if_empty);
+  // The buffer as buffer() gives it, with its element type and count read
+  // under the same lock: a launch reads each base this way, one lock where
+  // buffer(), element() and element_count() took three.
+  struct Contents {
+    pjrt::BufferPtr buffer;
+    hlo::ElementType element;
+    int64_t count;
+  };
+  Contents contents(hlo::ElementType element_if_empty);
 
   void set_buffer(pjrt::BufferPtr buffer, hlo::ElementType element);
   void set_pending(std::shared_ptr<PendingNode> node, hlo::ElementType element);

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <array>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -15,10 +16,16 @@
 namespace torch_tpu {
 namespace {
 
+// Finished launches are dropped from the tracked work in batches of about
+// this many: looking at the oldest on every launch cost a plugin call per
+// op, and another on the next one, not finished yet.
+constexpr size_t kPruneBatch = 32;
+
 struct DeviceErrors {
   // Tracked work and the first failure among it not yet raised.
   std::mutex mu;
   std::deque<pjrt::EventPtr> in_flight;
+  size_t next_prune = kPruneBatch;  // in_flight's size that prunes next
   std::string failure;
   // The index status chain (see IndexStatusUpdate); its own lock, held
   // across a launch, so it never nests inside `mu`.
@@ -30,11 +37,20 @@ struct DeviceErrors {
 };
 
 DeviceErrors& errors(int device_index) {
+  // Found on every launch: the usual device indices through a table read
+  // without a lock once their entry exists.
+  constexpr int kTableSize = 64;
+  static std::array<std::atomic<DeviceErrors*>, kTableSize> table{};
+  const bool in_table = device_index >= 0 && device_index < kTableSize;
+  if (in_table) {
+    if (DeviceErrors* e = table[device_index].load(std::memory_order_acquire)) return *e;
+  }
   static std::mutex mu;
   static auto* all = new std::map<int, std::unique_ptr<DeviceErrors>>();  // never destroyed
   std::lock_guard<std::mutex> lock(mu);
   auto& e = (*all)[device_index];
   if (!e) e = std::make_unique<DeviceErrors>();
+  if (in_table) table[device_index].store(e.get(), std::memory_order_release);
   return *e;
 }
 
@@ -66,7 +82,7 @@ pjrt::BufferPtr zero_status(int device_index) {
 void prune_finished(DeviceErrors& e) {
   while (!e.in_flight.empty() && e.in_flight.front()->is_ready()) {
     try {
-      e.in_flight.front()->await();
+      e.in_flight.front()->throw_if_failed();
     } catch (const pjrt::Error& err) {
       if (e.failure.empty()) e.failure = err.what();
     }
@@ -138,7 +154,10 @@ void track_completion(int device_index, pjrt::EventPtr done) {
   DeviceErrors& e = errors(device_index);
   std::lock_guard<std::mutex> lock(e.mu);
   e.in_flight.push_back(std::move(done));
-  if (e.in_flight.size() > 32) prune_finished(e);
+  if (e.in_flight.size() >= e.next_prune) {
+    prune_finished(e);
+    e.next_prune = e.in_flight.size() + kPruneBatch;
+  }
 }
 
 void raise_async_errors(int device_index) {

@@ -25,4 +25,26 @@ inline void append_sequence(std::string& key, const Range& values) {
   for (const auto& v : values) append_bytes(key, v);
 }
 
+// Writes the same bytes as append_bytes into room made in the key
+// beforehand: a key of many fields costs one resize instead of an append
+// (a capacity check and a copy call) per field.
+class KeyWriter {
+ public:
+  explicit KeyWriter(char* at) : at_(at) {}
+  template <typename T>
+  void put(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "only plain values go into a key as bytes");
+    std::memcpy(at_, &value, sizeof(T));
+    at_ += sizeof(T);
+  }
+  void put_bytes(const void* bytes, size_t n) {
+    std::memcpy(at_, bytes, n);
+    at_ += n;
+  }
+  const char* position() const { return at_; }
+
+ private:
+  char* at_;
+};
+
 }  // namespace torch_tpu

@@ -199,11 +199,11 @@ std::optional<CapturedGraph::Tensors> CapturedGraph::replay(const Tensors& input
     const int input = sources_[i].input;
     if (input >= 0) {
       DeviceStorage* storage = storages[input];
-      args[i] = storage->buffer(params[i].type.element);
-      if (storage->element() != params[i].type.element ||
-          storage->element_count() != params[i].type.numel()) {
+      DeviceStorage::Contents base = storage->contents(params[i].type.element);
+      if (base.element != params[i].type.element || base.count != params[i].type.numel()) {
         return std::nullopt;  // the same bytes, seen as another element type
       }
+      args[i] = std::move(base.buffer);
     } else if (params[i].buffer) {
       args[i] = params[i].buffer;
     } else {

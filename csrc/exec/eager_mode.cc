@@ -36,8 +36,21 @@ std::atomic<EagerMode>& global_mode() {
 constexpr std::string_view kScopedModeName = "torch_tpu.eager_mode";
 const c10::DebugInfoKind kScopedMode(&kScopedModeName);
 
+// How many ScopedMode objects are alive, in any thread's debug-info chain
+// (PyTorch copies the chain into the threads it starts, such as autograd's):
+// while none is, no thread can be under a scoped mode, and
+// current_eager_mode() skips looking for one (a thread-local lookup on every
+// launch otherwise).
+std::atomic<int>& live_scoped_modes() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
 struct ScopedMode : c10::DebugInfoBase {
-  explicit ScopedMode(EagerMode m) : mode(m) {}
+  explicit ScopedMode(EagerMode m) : mode(m) { live_scoped_modes().fetch_add(1); }
+  ~ScopedMode() override { live_scoped_modes().fetch_sub(1); }
+  ScopedMode(const ScopedMode&) = delete;
+  ScopedMode& operator=(const ScopedMode&) = delete;
   const EagerMode mode;
 };
 
@@ -45,8 +58,10 @@ struct ScopedMode : c10::DebugInfoBase {
 
 EagerMode current_eager_mode() {
   // get() walks the (usually empty) chain of thread-local debug infos.
-  if (const auto* scoped = c10::ThreadLocalDebugInfo::get(kScopedMode)) {
-    return static_cast<const ScopedMode*>(scoped)->mode;
+  if (live_scoped_modes().load() > 0) {
+    if (const auto* scoped = c10::ThreadLocalDebugInfo::get(kScopedMode)) {
+      return static_cast<const ScopedMode*>(scoped)->mode;
+    }
   }
   return global_mode().load(std::memory_order_relaxed);
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <limits>
@@ -23,6 +24,30 @@
 #include <utility>
 
 namespace torch_tpu {
+
+// Hashes a key eight bytes at a time. The executable cache's keys are binary,
+// a few hundred bytes, and looked up on every launch; std::hash of a string
+// cost about three times this.
+struct KeyHash {
+  size_t operator()(const std::string& key) const noexcept {
+    constexpr uint64_t kOdd = 0x9E3779B97F4A7C15ull;  // 2^64 divided by the golden ratio
+    auto step = [](uint64_t h, uint64_t word) { return ((h << 23 | h >> 41) ^ word) * kOdd; };
+    uint64_t h = key.size() * kOdd;
+    const char* p = key.data();
+    size_t n = key.size();
+    for (; n >= sizeof(uint64_t); p += sizeof(uint64_t), n -= sizeof(uint64_t)) {
+      uint64_t word;
+      std::memcpy(&word, p, sizeof(word));
+      h = step(h, word);
+    }
+    if (n > 0) {
+      uint64_t word = 0;
+      std::memcpy(&word, p, n);
+      h = step(h, word);
+    }
+    return static_cast<size_t>(h ^ h >> 29);
+  }
+};
 
 template <typename Value>
 class SingleFlightMap {
@@ -151,7 +176,7 @@ class SingleFlightMap {
 
   const size_t capacity_;
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Slot> entries_;
+  std::unordered_map<std::string, Slot, KeyHash> entries_;
   std::list<std::string> recency_;  // made keys, most recently used first
   size_t made_ = 0;
   uint64_t evictions_ = 0;

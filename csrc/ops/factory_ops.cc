@@ -26,8 +26,8 @@ int device_index_of(std::optional<c10::Device> device) {
 // fills in its region like any other op.)
 class LazyFill : public PendingNode {
  public:
-  LazyFill(hlo::ElementType type, int64_t count, int device, std::vector<unsigned char> bytes)
-      : type_(type), count_(count), device_(device), bytes_(std::move(bytes)) {}
+  LazyFill(hlo::ElementType type, int64_t count, int device, PackedScalar bytes)
+      : type_(type), count_(count), device_(device), bytes_(bytes) {}
 
   pjrt::BufferPtr materialize() override {
     auto exe = ExecutableCache::get().get_or_compile(
@@ -43,7 +43,7 @@ class LazyFill : public PendingNode {
   const hlo::ElementType type_;
   const int64_t count_;
   const int device_;
-  const std::vector<unsigned char> bytes_;
+  const PackedScalar bytes_;
 };
 
 bool fill_lazily(const at::Tensor& self, const c10::Scalar& value) {

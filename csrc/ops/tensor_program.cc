@@ -8,7 +8,9 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "core/allocator.h"
 #include "core/dtype_map.h"
@@ -47,28 +49,21 @@ hlo::StridedView ViewArg::strided() const {
   return v;
 }
 
-void ViewArg::append_key(std::string& key) const {
+size_t ViewArg::key_size() const {
+  return sizeof(element) + sizeof(uint32_t) + 2 * sizes.size() * sizeof(int64_t) + sizeof(uint8_t) +
+         sizeof(int64_t);
+}
+
+void ViewArg::write_key(KeyWriter& key) const {
   // The same bytes as append_bytes(element), append_sequence(sizes), the
-  // strides, the bits and the offset, written with one resize: this runs
-  // for every operand of every launch.
+  // strides, the bits and the offset.
   const auto rank = static_cast<uint32_t>(sizes.size());
-  const uint8_t bits = static_cast<uint8_t>(conj | (neg << 1));
-  const int64_t keyed_offset = runtime_offset ? int64_t{-1} : offset;
-  const size_t dims_bytes = rank * sizeof(int64_t);
-  const size_t start = key.size();
-  key.resize(start + sizeof(element) + sizeof(rank) + 2 * dims_bytes + sizeof(bits) +
-             sizeof(keyed_offset));
-  char* p = key.data() + start;
-  auto put = [&p](const void* bytes, size_t n) {
-    std::memcpy(p, bytes, n);
-    p += n;
-  };
-  put(&element, sizeof(element));
-  put(&rank, sizeof(rank));
-  put(sizes.data(), dims_bytes);
-  put(strides.data(), dims_bytes);
-  put(&bits, sizeof(bits));
-  put(&keyed_offset, sizeof(keyed_offset));
+  key.put(element);
+  key.put(rank);
+  key.put_bytes(sizes.data(), rank * sizeof(int64_t));
+  key.put_bytes(strides.data(), rank * sizeof(int64_t));
+  key.put(static_cast<uint8_t>(conj | (neg << 1)));
+  key.put(runtime_offset ? int64_t{-1} : offset);
 }
 
 namespace {
@@ -104,12 +99,13 @@ T wrapped_cast(const c10::Scalar& s) {
 
 }  // namespace
 
-std::vector<unsigned char> pack_scalar(const c10::Scalar& s, hlo::ElementType t,
-                                       ScalarConversion conversion) {
+PackedScalar pack_scalar(const c10::Scalar& s, hlo::ElementType t, ScalarConversion conversion) {
   const bool wrap = conversion == ScalarConversion::kWrapped;
   auto pack = [](auto value) {
-    std::vector<unsigned char> out(sizeof(value));
-    std::memcpy(out.data(), &value, sizeof(value));
+    static_assert(sizeof(value) <= sizeof(PackedScalar::bytes));
+    PackedScalar out;
+    std::memcpy(out.bytes.data(), &value, sizeof(value));
+    out.size = sizeof(value);
     return out;
   };
   auto cast = [&](auto type_tag) {
@@ -167,15 +163,15 @@ TensorProgram::TensorProgram(const char* op, std::string key)
 
 TensorProgram::TensorProgram(const char* op, BorrowedKey key) : op_(op), key_(key.key) {}
 
-void TensorProgram::check_fits_storage(const at::Tensor& t) const {
+void TensorProgram::check_fits_storage(const at::Tensor& t, const ViewArg& v) const {
   // A tensor whose view reaches past its storage (left by a failed resize_,
   // or made by set_) fails here, at the call, in every eager mode; the
   // program would otherwise fail to compile, or, deferred, poison a region.
-  int64_t last = t.storage_offset();
+  int64_t last = v.offset;
   bool overflow = false;
-  for (int64_t d = 0; d < t.dim(); ++d) {
+  for (size_t d = 0; d < v.sizes.size(); ++d) {
     int64_t step = 0;
-    overflow |= c10::mul_overflows(t.size(d) - 1, t.stride(d), &step);
+    overflow |= c10::mul_overflows(v.sizes[d] - 1, v.strides[d], &step);
     overflow |= c10::add_overflows(last, step, &last);
   }
   int64_t needed = 0;
@@ -209,24 +205,22 @@ int TensorProgram::slot_for(DeviceStorage* storage) {
 
 void TensorProgram::input(const at::Tensor& t) {
   check_device(t);
-  ViewArg v(t);
-  int slot = -1;
+  // (made in place: a ViewArg holds its sizes and strides inline)
+  auto& [slot, v] = inputs_.emplace_back(std::piecewise_construct, std::forward_as_tuple(-1),
+                                         std::forward_as_tuple(t));
   if (v.numel > 0) {
-    check_fits_storage(t);
+    check_fits_storage(t, v);
     slot = slot_for(storage_of(t.storage()));
     slots_[slot].needs_base = true;
   }
-  input_order_.push_back(static_cast<int>(inputs_.size()));
-  inputs_.emplace_back(slot, std::move(v));
+  input_order_.push_back(static_cast<int>(inputs_.size() - 1));
 }
 
 void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type,
                            ScalarConversion conversion) {
   input_order_.push_back(~static_cast<int>(scalars_.size()));
-  const std::vector<unsigned char> bytes = pack_scalar(value, type, conversion);
-  ScalarArg arg{type, {}, bytes.size()};
-  std::memcpy(arg.bytes.data(), bytes.data(), bytes.size());
-  scalars_.push_back(arg);
+  const PackedScalar packed = pack_scalar(value, type, conversion);
+  scalars_.push_back({type, packed.bytes, packed.size});
 }
 
 void TensorProgram::report_findings(const char* op, IndexErrorClass error_class) {
@@ -236,41 +230,55 @@ void TensorProgram::report_findings(const char* op, IndexErrorClass error_class)
 
 void TensorProgram::output(const at::Tensor& dst) {
   check_device(dst);
-  ViewArg v(dst);
-  int slot = -1;
+  auto& [slot, v] = outputs_.emplace_back(std::piecewise_construct, std::forward_as_tuple(-1),
+                                          std::forward_as_tuple(dst));
   if (v.numel > 0) {
-    check_fits_storage(dst);
+    check_fits_storage(dst, v);
     DeviceStorage* storage = storage_of(dst.storage());
     slot = slot_for(storage);
     if (!covers_storage(dst, v, *storage)) slots_[slot].needs_base = true;
   }
-  outputs_.emplace_back(slot, std::move(v));
   if (nan_check_enabled()) output_tensors_.push_back(dst);
 }
 
 void TensorProgram::build_key(std::string& key) const {
   // Storage bases (type and length), then each input view, each scalar's
-  // type and each output view.
-  key.assign(key_.data(), key_.size());
-  key += '\0';
+  // type and each output view; sized first and written in one pass (this
+  // runs on every launch).
+  using Slot = int32_t;
+  size_t size = key_.size() + 1;
+  for (const auto& slot : slots_) {
+    if (slot.needs_base) size += sizeof(Slot) + sizeof(slot.base_element) + sizeof(slot.base_count);
+  }
+  size += sizeof(Slot);
+  for (const auto& input : inputs_) size += sizeof(Slot) + input.second.key_size();
+  size += scalars_.size() * sizeof(hlo::ElementType) + sizeof(Slot);
+  for (const auto& output : outputs_) size += sizeof(Slot) + output.second.key_size();
+  if (index_check_op_ != nullptr) size += 1;
+
+  key.resize(size);
+  KeyWriter w(key.data());
+  w.put_bytes(key_.data(), key_.size());
+  w.put('\0');
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (!slots_[i].needs_base) continue;
-    append_bytes(key, static_cast<int32_t>(i));
-    append_bytes(key, slots_[i].base_element);
-    append_bytes(key, slots_[i].base_count);
+    w.put(static_cast<Slot>(i));
+    w.put(slots_[i].base_element);
+    w.put(slots_[i].base_count);
   }
-  append_bytes(key, static_cast<int32_t>(-1));
+  w.put(Slot{-1});
   for (const auto& [slot, view] : inputs_) {
-    append_bytes(key, static_cast<int32_t>(slot));
-    view.append_key(key);
+    w.put(static_cast<Slot>(slot));
+    view.write_key(w);
   }
-  for (const auto& s : scalars_) append_bytes(key, s.type);
-  append_bytes(key, static_cast<int32_t>(-1));
+  for (const auto& s : scalars_) w.put(s.type);
+  w.put(Slot{-1});
   for (const auto& [slot, view] : outputs_) {
-    append_bytes(key, static_cast<int32_t>(slot));
-    view.append_key(key);
+    w.put(static_cast<Slot>(slot));
+    view.write_key(w);
   }
-  if (index_check_op_ != nullptr) key += 'I';
+  if (index_check_op_ != nullptr) w.put('I');
+  TORCH_INTERNAL_ASSERT(w.position() == key.data() + key.size(), "tpu: a program key's size");
 }
 
 namespace {
@@ -511,9 +519,10 @@ void TensorProgram::run_now(Lowering lower) {
     auto& slot = slots_[i];
     if (!slot.needs_base) continue;
     slot.arg_index = static_cast<int>(args.size());
-    args.push_back(slot.storage->buffer(first_view_type(static_cast<int>(i))));
-    slot.base_element = slot.storage->element();
-    slot.base_count = slot.storage->element_count();
+    DeviceStorage::Contents base = slot.storage->contents(first_view_type(static_cast<int>(i)));
+    args.push_back(std::move(base.buffer));
+    slot.base_element = base.element;
+    slot.base_count = base.count;
   }
   plan_views_and_writes();
   for (RuntimeValue& v : runtime_values()) args.push_back(std::move(v.buffer));

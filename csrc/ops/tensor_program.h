@@ -25,6 +25,7 @@
 
 #include "core/device_storage.h"
 #include "exec/async_errors.h"
+#include "exec/cache_key.h"
 #include "hlo/builder.h"
 #include "hlo/strided_view.h"
 
@@ -58,9 +59,11 @@ struct ViewArg {
   // strided().span(), without building the StridedView (this is on the
   // launch path; strided() copies sizes and strides into vectors).
   int64_t span() const { return hlo::view_span(sizes.data(), strides.data(), sizes.size()); }
-  // Appends bytes that identify the view to an executable cache key (its
-  // offset only when it is not a runtime argument).
-  void append_key(std::string& key) const;
+  // Bytes that identify the view in an executable cache key (its offset
+  // only when it is not a runtime argument): key_size() of them, written
+  // by write_key().
+  size_t key_size() const;
+  void write_key(KeyWriter& key) const;
 };
 
 // How a runtime scalar becomes a value of the program's element type.
@@ -140,7 +143,8 @@ class TensorProgram {
     std::array<unsigned char, 16> bytes;  // the widest scalar is complex128
     size_t size;
   };
-  void check_fits_storage(const at::Tensor& t) const;
+  // `v` is t's view (its sizes, strides and offset, read once).
+  void check_fits_storage(const at::Tensor& t, const ViewArg& v) const;
   // The whole cache key (the op key, then storages, views and scalars),
   // written into `key`.
   void build_key(std::string& key) const;
@@ -176,10 +180,18 @@ class TensorProgram {
   IndexErrorClass index_error_class_ = IndexErrorClass::kIndexError;
 };
 
+// A scalar's bytes, held inline (the widest scalar is complex128): packed
+// for every scalar operand of every launch.
+struct PackedScalar {
+  std::array<unsigned char, 16> bytes{};
+  size_t size = 0;
+  const unsigned char* data() const { return bytes.data(); }
+};
+
 // A scalar's bytes in `type`; kChecked raises (like CPU) when the value does
 // not fit.
-std::vector<unsigned char> pack_scalar(const c10::Scalar& value, hlo::ElementType type,
-                                       ScalarConversion conversion = ScalarConversion::kChecked);
+PackedScalar pack_scalar(const c10::Scalar& value, hlo::ElementType type,
+                         ScalarConversion conversion = ScalarConversion::kChecked);
 
 // Fills `out` with `value` (any pending-capable whole-storage fill).
 void fill_tensor(const at::Tensor& out, const c10::Scalar& value, const char* op);

@@ -16,6 +16,10 @@ void Event::await() const {
   PaddedArgs<PJRT_Event_Await_Args> args;
   args->event = event_.get();
   TPU_PJRT_CALL(api(), PJRT_Event_Await, args.get());
+  throw_if_failed();
+}
+
+void Event::throw_if_failed() const {
   PaddedArgs<PJRT_Event_Error_Args> err;
   err->event = event_.get();
   TPU_PJRT_CALL(api(), PJRT_Event_Error, err.get());

@@ -18,6 +18,9 @@ class Event {
   bool is_ready() const;
   // Blocks until the event fires; throws the error it carries, if any.
   void await() const;
+  // For an event that is_ready(): throws the error it carries, if any (one
+  // plugin call, where await() makes two).
+  void throw_if_failed() const;
   // Runs `callback` (on a plugin thread, or inline if already ready) once the
   // event fires, with an empty string on success or the error text.
   void on_ready(std::function<void(const std::string& error)> callback) const;

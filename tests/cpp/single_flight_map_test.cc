@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -168,6 +169,23 @@ TEST(SingleFlightMap, AMakeInProgressIsNeverDropped) {
   Map::Outcome outcome{};
   EXPECT_EQ(*map.get_or_make("slow", [] { return std::make_shared<int>(2); }, &outcome), 1);
   EXPECT_EQ(outcome, Map::Outcome::kFound);  // the last made is the one kept
+}
+
+TEST(KeyHash, EveryByteAndTheLengthCount) {
+  const KeyHash hash;
+  // Binary keys: mostly zeros, differing in one byte anywhere, including
+  // in a last partial word, or only in length.
+  std::string base(37, '\0');
+  std::set<size_t> seen{hash(base)};
+  for (size_t i = 0; i < base.size(); ++i) {
+    std::string changed = base;
+    changed[i] = 1;
+    EXPECT_TRUE(seen.insert(hash(changed)).second) << "byte " << i;
+  }
+  for (size_t n = 0; n < base.size(); ++n) {
+    EXPECT_TRUE(seen.insert(hash(std::string(n, '\0'))).second) << "length " << n;
+  }
+  EXPECT_EQ(hash(base), hash(std::string(37, '\0')));
 }
 
 }  // namespace
