@@ -178,7 +178,8 @@ MISSING = [
     ("aten::upsample_bicubic2d",
      lambda t: torch.nn.functional.interpolate(t, scale_factor=2, mode="bicubic")),
     ("aten::special_bessel_j0", lambda t: torch.special.bessel_j0(t)),
-    ("aten::adaptive_max_pool2d", lambda t: torch.nn.functional.adaptive_max_pool2d(t, 2)),
+    ("aten::max_unpool2d", lambda t: torch.nn.functional.max_unpool2d(
+        t, torch.zeros_like(t, dtype=torch.long), 2)),
 ]
 
 

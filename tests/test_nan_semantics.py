@@ -442,6 +442,9 @@ def test_max_pool_with_nan(dtype):
     check(lambda t: F.max_pool2d(t, 2, return_indices=True), x)
     check(lambda t: F.max_pool2d(t, 3, 1, 1, return_indices=True), x)
     check(lambda t: F.max_pool1d(t[0], 2, return_indices=True), x)
+    # adaptive windows (overlapping for 6 -> 4), and the whole plane at once
+    check(lambda t: F.adaptive_max_pool2d(t, 4, return_indices=True), x)
+    check(lambda t: F.adaptive_max_pool2d(t, 1, return_indices=True), x)
 
 
 # ---------------------------------------------------------------------------

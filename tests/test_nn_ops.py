@@ -475,6 +475,31 @@ def test_adaptive_avg_pool2d(in_hw, out):
     check(lambda x: F.adaptive_avg_pool2d(x, out), randn(2, 3, *in_hw))
 
 
+@pytest.mark.parametrize("in_hw,out", [((9, 7), (2, 3)), ((10, 10), 1), ((9, 7), (4, 5)),
+                                        ((5, 5), (7, 9)), ((7, 8), (None, 3))],
+                         ids=["9x7to2x3", "global", "overlapping", "upsampling", "keep-h"])
+def test_adaptive_max_pool2d(in_hw, out):
+    # (windows of adaptive pooling overlap when sizes do not divide; the
+    # indices are flat h * W + w per plane, compared exactly)
+    check(lambda x: F.adaptive_max_pool2d(x, out, return_indices=True), randn(2, 3, *in_hw))
+
+
+def test_adaptive_max_pool_ties_unbatched_1d_and_modules():
+    # Integer-valued floats tie within windows: CPU reports the first
+    # maximum in row-major order.
+    ties = torch.randint(0, 3, (2, 3, 8, 8)).float()
+    check(lambda x: F.adaptive_max_pool2d(x, 3, return_indices=True), ties)
+    check(lambda x: nn.AdaptiveMaxPool2d((2, 3), return_indices=True)(x), randn(3, 9, 8))
+    check(lambda x: nn.AdaptiveMaxPool1d(4)(x), randn(2, 3, 11))
+
+
+def test_adaptive_max_pool2d_bad_input():
+    with pytest.raises(RuntimeError, match="non-zero size for non-batch dimensions"):
+        F.adaptive_max_pool2d(torch.zeros(2, 3, 0, 4, device=DEV), 2)
+    with pytest.raises(NotImplementedError, match="\"adaptive_max_pool2d\" not implemented for 'Long'"):
+        F.adaptive_max_pool2d(torch.zeros(2, 3, 4, 4, dtype=torch.long, device=DEV), 2)
+
+
 INTERP_CASES = [
     ("nearest", None, dict(scale_factor=2)),
     ("nearest", None, dict(size=(5, 13))),

@@ -1,6 +1,6 @@
 // Pooling and resampling over the two trailing dims of [N, C, H, W] (or
-// [C, H, W]): max_pool2d with indices, avg_pool2d, adaptive_avg_pool2d and
-// nearest/bilinear upsampling, forward and backward.
+// [C, H, W]): max_pool2d with indices, avg_pool2d, adaptive_avg_pool2d,
+// adaptive_max_pool2d and nearest/bilinear upsampling, forward and backward.
 //
 // Windowed pools visit the window taps one strided slice at a time (a few
 // taps for the kernels models use), so padding, dilation, ceil_mode and the
@@ -120,6 +120,33 @@ TapPosition tap_position(Builder& b, const Pool2d& p, int64_t i, int64_t j) {
   return t;
 }
 
+// The backward of a max pool: each output gradient added to the element of
+// its plane that `indices` (h * W + w) names; grad_input has self's sizes.
+at::Tensor& scatter_to_max_indices(const char* op, const at::Tensor& grad_output,
+                                   const at::Tensor& indices, const at::Tensor& self,
+                                   int64_t outputs_per_plane, at::Tensor& grad_input) {
+  if (grad_input.numel() == 0) return grad_input;
+  const ElementType t = element_type_for(self.scalar_type(), op);
+  const int64_t plane_size = self.size(-2) * self.size(-1);
+  const int64_t planes = self.numel() / plane_size;
+  TensorProgram program(op, "maxpool_bwd");
+  program.input(grad_output);
+  program.input(indices);
+  program.output(grad_input);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    const int64_t n = planes * outputs_per_plane;
+    Value plane = b.iota({ElementType::kS64, {planes, outputs_per_plane}}, 0);
+    Value base = b.binary("multiply", plane,
+                          b.splat(b.constant_int(ElementType::kS64, plane_size), plane.type.dims));
+    Value idx = b.binary(
+        "add", base, b.reshape(b.convert(in[1], ElementType::kS64), {planes, outputs_per_plane}));
+    Value acc = b.zeros({t, {planes * plane_size}});
+    Value r = b.scatter_1d(acc, b.reshape(idx, {n}), b.reshape(in[0], {n}), "add");
+    return std::vector<Value>{b.reshape(r, self.sizes().vec())};
+  });
+  return grad_input;
+}
+
 }  // namespace
 
 std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(
@@ -172,25 +199,7 @@ at::Tensor& max_pool2d_with_indices_backward_out(
   const char* op = "max_pool2d_with_indices_backward";
   const Pool2d p = pool_params(self, kernel_size, stride, padding, dilation, ceil_mode, op);
   at::native::resize_output(grad_input, self.sizes());
-  if (grad_input.numel() == 0) return grad_input;
-  const ElementType t = element_type_for(self.scalar_type(), op);
-  TensorProgram program(op, "maxpool_bwd");
-  program.input(grad_output);
-  program.input(indices);
-  program.output(grad_input);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
-    // Scatter-add each output gradient to the plane element it came from.
-    const int64_t n = p.planes * p.OH * p.OW;
-    Value plane = b.iota({ElementType::kS64, {p.planes, p.OH * p.OW}}, 0);
-    Value base = b.binary("multiply", plane,
-                          b.splat(b.constant_int(ElementType::kS64, p.H * p.W), plane.type.dims));
-    Value idx = b.binary("add", base,
-                         b.reshape(b.convert(in[1], ElementType::kS64), {p.planes, p.OH * p.OW}));
-    Value acc = b.zeros({t, {p.planes * p.H * p.W}});
-    Value r = b.scatter_1d(acc, b.reshape(idx, {n}), b.reshape(in[0], {n}), "add");
-    return std::vector<Value>{b.reshape(r, self.sizes().vec())};
-  });
-  return grad_input;
+  return scatter_to_max_indices(op, grad_output, indices, self, p.OH * p.OW, grad_input);
 }
 
 namespace {
@@ -384,6 +393,119 @@ at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at:
   at::Tensor grad_input = device_empty(self.sizes(), self.options());
   return separable_map(op, program_key("adaptive_avg_bwd", H, W), grad_output, grad_input,
                        adaptive_matrix(H, OH), adaptive_matrix(W, OW), H, W, OH, OW, true);
+}
+
+namespace {
+
+// Whether input position i lies in output o's adaptive window, for every
+// (o, i): [out, in] (ATen's start_index/end_index).
+Value window_mask(Builder& b, int64_t in, int64_t out) {
+  std::vector<unsigned char> bytes(out * in, 0);
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t s = at::native::start_index(o, out, in), e = at::native::end_index(o, out, in);
+    for (int64_t i = s; i < e; ++i) bytes[o * in + i] = 1;
+  }
+  return b.constant_tensor({ElementType::kPred, {out, in}}, bytes);
+}
+
+// The CPU kernel's pick over one window, scanning in order: a value greater
+// than the best so far, or any NaN, replaces it (so the first of equal
+// maxima wins, and the last NaN). `x` [..., n] holds the candidates along
+// its last dim, `in_window` where they count, `position` each one's index
+// to report (increasing along the dim). Returns the value and the index.
+std::pair<Value, Value> window_pick(Builder& b, Value x, Value in_window, Value position) {
+  const ElementType t = x.type.element;
+  const int last = static_cast<int>(x.type.dims.size()) - 1;
+  auto fill = [&](Value v) { return b.splat(v, x.type.dims); };
+  Value is_nan = b.binary("and", in_window, b.compare(Compare::kNE, x, x));
+  Value any_nan = b.reduce(is_nan, b.constant_int(ElementType::kPred, 0), {last}, "or");
+  Value counted = b.select(b.binary("and", in_window, b.unary("not", is_nan)), x,
+                           fill(b.constant(t, -std::numeric_limits<double>::infinity())));
+  Value best =
+      b.reduce(counted, b.constant(t, -std::numeric_limits<double>::infinity()), {last}, "maximum");
+  std::vector<int64_t> kept(x.type.dims.size() - 1);
+  for (size_t d = 0; d < kept.size(); ++d) kept[d] = static_cast<int64_t>(d);
+  Value at_best = b.binary("and", in_window,
+                           b.compare(Compare::kEQ, x, b.broadcast_in_dim(best, x.type.dims, kept)));
+  const ElementType it = position.type.element;
+  Value first_best = b.reduce(b.select(at_best, position, fill(b.constant_int(it, INT64_MAX))),
+                              b.constant_int(it, INT64_MAX), {last}, "minimum");
+  Value last_nan = b.reduce(b.select(is_nan, position, fill(b.constant_int(it, -1))),
+                            b.constant_int(it, -1), {last}, "maximum");
+  Value value = b.select(
+      any_nan, b.splat(b.constant(t, std::numeric_limits<double>::quiet_NaN()), best.type.dims),
+      best);
+  return {value, b.select(any_nan, last_nan, first_best)};
+}
+
+}  // namespace
+
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
+                                                             at::IntArrayRef output_size,
+                                                             at::Tensor& out, at::Tensor& indices) {
+  const char* op = "adaptive_max_pool2d";
+  const int64_t ndim = self.dim();
+  TORCH_CHECK(ndim == 3 || ndim == 4, op, "(): Expected 3D or 4D tensor, but got: ", self.sizes());
+  for (int64_t i = 1; i < ndim; ++i) {
+    TORCH_CHECK(self.size(i) > 0, op,
+                "(): Expected input to have non-zero size for non-batch dimensions, but input has "
+                "sizes ",
+                self.sizes(), " with dimension ", i, " being empty");
+  }
+  TORCH_CHECK(output_size.size() == 2, op, "(): internal error: output_size.size() must be 2");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      at::isFloatingType(self.scalar_type()) && !c10::isFloat8Type(self.scalar_type()), "\"", op,
+      "\" not implemented for '", c10::toString(self.scalar_type()), "'");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": expected indices of dtype Long, got ",
+              indices.scalar_type());
+  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
+  const auto sizes = out_sizes(self, OH, OW);
+  at::native::resize_output(out, sizes);
+  at::native::resize_output(indices, sizes);
+  if (out.numel() == 0) return {out, indices};
+  const int64_t planes = self.numel() / (H * W);
+  TensorProgram program(op, program_key("adaptive_max", OH, OW));
+  program.input(self);
+  program.output(out);
+  program.output(indices);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    // Separable, as a max over a rectangle is a max over its rows of the
+    // max over its columns, and the CPU's scan order (rows, then columns
+    // within a row) picks the same element: first along columns into
+    // [planes, H, OW], then along rows into [planes, OH, OW].
+    Value x = b.reshape(in[0], {planes, H, W});
+    const std::vector<int64_t> d1{planes, H, OW, W};
+    Value cols = b.broadcast_in_dim(x, d1, {0, 1, 3});
+    Value col_in = b.broadcast_in_dim(window_mask(b, W, OW), d1, {2, 3});
+    Value col_pos = b.iota({ElementType::kS64, d1}, 3);
+    auto [row_best, row_col] = window_pick(b, cols, col_in, col_pos);
+    // Stage two picks among rows, reporting each row's flat index h * W + w.
+    Value flat = b.binary("add",
+                          b.binary("multiply", b.iota({ElementType::kS64, {planes, H, OW}}, 1),
+                                   b.splat(b.constant_int(ElementType::kS64, W), {planes, H, OW})),
+                          row_col);
+    const std::vector<int64_t> d2{planes, OH, OW, H};
+    Value rows = b.broadcast_in_dim(row_best, d2, {0, 3, 2});
+    Value row_in = b.broadcast_in_dim(window_mask(b, H, OH), d2, {1, 3});
+    auto [best, index] = window_pick(b, rows, row_in, b.broadcast_in_dim(flat, d2, {0, 3, 2}));
+    return std::vector<Value>{b.reshape(best, sizes), b.reshape(index, sizes)};
+  });
+  return {out, indices};
+}
+
+at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  const char* op = "adaptive_max_pool2d_backward";
+  const int64_t ndim = grad_output.dim();
+  TORCH_CHECK(ndim == 3 || ndim == 4,
+              "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: ",
+              grad_output.sizes());
+  at::native::adaptive_pool_empty_output_check(grad_output, op);
+  TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
+              " for `grad_output` but got dtype ", grad_output.dtype());
+  at::native::resize_output(grad_input, self.sizes());
+  return scatter_to_max_indices(op, grad_output, indices, self,
+                                grad_output.size(-2) * grad_output.size(-1), grad_input);
 }
 
 at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
