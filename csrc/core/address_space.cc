@@ -33,13 +33,14 @@ AddressSpace::AddressSpace() {
   free_.emplace(base_, size_);
 }
 
-uintptr_t AddressSpace::allocate(size_t nbytes) {
+uintptr_t AddressSpace::allocate(size_t nbytes, void* owner) {
   const size_t len = round_up(nbytes == 0 ? 1 : nbytes);
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = recycled_.find(len); it != recycled_.end() && !it->second.empty()) {
     const uintptr_t start = it->second.back();
     it->second.pop_back();
     --recycled_count_;
+    used_.find(start)->second.owner = owner;
     return start;
   }
   for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -48,7 +49,7 @@ uintptr_t AddressSpace::allocate(size_t nbytes) {
     const size_t remaining = it->second - len;
     free_.erase(it);
     if (remaining > 0) free_.emplace(start + len, remaining);
-    used_.emplace(start, len);
+    used_.emplace(start, Used{len, owner});
     return start;
   }
   TORCH_CHECK_WITH(OutOfMemoryError, false, "tpu: device address space exhausted allocating ",
@@ -60,8 +61,9 @@ void AddressSpace::release(uintptr_t address) {
   auto it = used_.find(address);
   if (it == used_.end()) return;
   uintptr_t start = it->first;
-  size_t len = it->second;
+  size_t len = it->second.length;
   if (len <= kMaxRecycledLength && recycled_count_ < kMaxRecycled) {
+    it->second.owner = nullptr;
     recycled_[len].push_back(start);
     ++recycled_count_;
     return;
@@ -84,6 +86,16 @@ void AddressSpace::release(uintptr_t address) {
 
 bool AddressSpace::contains(uintptr_t address) const {
   return address >= base_ && address < base_ + size_;
+}
+
+void* AddressSpace::owner_at(uintptr_t address, uintptr_t* start) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = used_.upper_bound(address);
+  if (it == used_.begin()) return nullptr;
+  --it;
+  if (address >= it->first + it->second.length) return nullptr;
+  *start = it->first;
+  return it->second.owner;
 }
 
 }  // namespace torch_tpu

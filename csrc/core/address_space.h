@@ -20,10 +20,14 @@ class AddressSpace {
  public:
   static AddressSpace& instance();
 
-  // Returns the start of a fresh range of at least `nbytes` (nbytes > 0).
-  uintptr_t allocate(size_t nbytes);
+  // Returns the start of a fresh range of at least `nbytes` (nbytes > 0),
+  // remembered as `owner`'s until released.
+  uintptr_t allocate(size_t nbytes, void* owner);
   void release(uintptr_t address);
   bool contains(uintptr_t address) const;
+  // The owner of the allocated range holding `address` (anywhere in it), or
+  // null; with the range's start.
+  void* owner_at(uintptr_t address, uintptr_t* start) const;
 
  private:
   AddressSpace();
@@ -31,7 +35,11 @@ class AddressSpace {
   size_t size_ = 0;
   mutable std::mutex mu_;
   std::map<uintptr_t, size_t> free_;  // start -> length, coalesced
-  std::map<uintptr_t, size_t> used_;  // start -> length
+  struct Used {
+    size_t length;
+    void* owner;  // null while the range waits in recycled_
+  };
+  std::map<uintptr_t, Used> used_;  // by start
   // Recently released ranges by length, still counted as used: the next
   // allocation of the same length takes one back without touching the maps
   // (eager code allocates and frees same-sized tensors on every op).

@@ -37,11 +37,6 @@ std::map<int, DeviceStats>& counters() {
   static auto* c = new std::map<int, DeviceStats>();
   return *c;
 }
-// address -> storage, for find() and copy_data().
-std::map<uintptr_t, DeviceStorage*>& live() {
-  static auto* m = new std::map<uintptr_t, DeviceStorage*>();
-  return *m;
-}
 
 std::string format_bytes(int64_t bytes) {
   char buf[64];
@@ -63,7 +58,6 @@ void release(void* ctx) {
   {
     std::lock_guard<std::mutex> lock(stats_mutex());
     account(counters()[storage->device_index()], storage->nbytes(), false);
-    live().erase(storage->address());
   }
   AddressSpace::instance().release(storage->address());
   delete storage;
@@ -100,28 +94,20 @@ c10::DataPtr TpuAllocator::allocate_on(size_t nbytes, int device_index) {
                      format_bytes(limit), " total capacity; ", format_bytes(allocated),
                      " already allocated)");
   }
-  const uintptr_t address = AddressSpace::instance().allocate(nbytes);
-  std::unique_ptr<DeviceStorage> storage;
-  try {
-    storage = std::make_unique<DeviceStorage>(nbytes, device_index);
-    storage->set_address(address);
-    live()[address] = storage.get();
-  } catch (...) {
-    AddressSpace::instance().release(address);
-    throw;
-  }
+  // The address space remembers each range's storage (for find()).
+  auto storage = std::make_unique<DeviceStorage>(nbytes, device_index);
+  storage->set_address(AddressSpace::instance().allocate(nbytes, storage.get()));
   account(c, nbytes, true);
-  return c10::DataPtr(reinterpret_cast<void*>(address), storage.release(), &release, device);
+  void* address = reinterpret_cast<void*>(storage->address());
+  return c10::DataPtr(address, storage.release(), &release, device);
 }
 
 DeviceStorage* TpuAllocator::find(const void* address) const {
   const auto a = reinterpret_cast<uintptr_t>(address);
-  std::lock_guard<std::mutex> lock(stats_mutex());
-  auto it = live().upper_bound(a);
-  if (it == live().begin()) return nullptr;
-  --it;
-  DeviceStorage* s = it->second;
-  return a < s->address() + std::max<size_t>(s->nbytes(), 1) ? s : nullptr;
+  uintptr_t start = 0;
+  auto* s = static_cast<DeviceStorage*>(AddressSpace::instance().owner_at(a, &start));
+  // (a range is rounded up past its storage's bytes)
+  return s != nullptr && a < start + std::max<size_t>(s->nbytes(), 1) ? s : nullptr;
 }
 
 void TpuAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
