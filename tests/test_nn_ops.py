@@ -493,6 +493,17 @@ def test_adaptive_max_pool_ties_unbatched_1d_and_modules():
     check(lambda x: nn.AdaptiveMaxPool1d(4)(x), randn(2, 3, 11))
 
 
+@pytest.mark.parametrize("in_dhw,out", [((5, 9, 7), (2, 4, 3)), ((6, 6, 6), 1), ((4, 5, 6), (6, 3, 7))],
+                         ids=["5x9x7to2x4x3", "global", "upsampling"])
+def test_adaptive_max_pool3d(in_dhw, out):
+    check(lambda x: F.adaptive_max_pool3d(x, out, return_indices=True), randn(2, 3, *in_dhw))
+
+
+def test_adaptive_max_pool3d_ties_and_unbatched():
+    ties = torch.randint(0, 3, (3, 6, 7, 8)).float()  # unbatched [C, D, H, W]
+    check(lambda x: nn.AdaptiveMaxPool3d((2, 3, 3), return_indices=True)(x), ties)
+
+
 def test_adaptive_max_pool2d_bad_input():
     with pytest.raises(RuntimeError, match="non-zero size for non-batch dimensions"):
         F.adaptive_max_pool2d(torch.zeros(2, 3, 0, 4, device=DEV), 2)

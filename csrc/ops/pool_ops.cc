@@ -1,6 +1,7 @@
 // Pooling and resampling over the two trailing dims of [N, C, H, W] (or
 // [C, H, W]): max_pool2d with indices, avg_pool2d, adaptive_avg_pool2d,
-// adaptive_max_pool2d and nearest/bilinear upsampling, forward and backward.
+// adaptive_max_pool2d/3d and nearest/bilinear upsampling, forward and
+// backward.
 //
 // Windowed pools visit the window taps one strided slice at a time (a few
 // taps for the kernels models use), so padding, dilation, ceil_mode and the
@@ -17,6 +18,8 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "core/dtype_map.h"
 #include "ops/device_empty.h"
@@ -120,14 +123,19 @@ TapPosition tap_position(Builder& b, const Pool2d& p, int64_t i, int64_t j) {
   return t;
 }
 
-// The backward of a max pool: each output gradient added to the element of
-// its plane that `indices` (h * W + w) names; grad_input has self's sizes.
+// The backward of a max pool over self's `spatial` trailing dims: each
+// output gradient added to the element of its plane that `indices` (flat
+// over those dims, h * W + w in 2d) names; grad_input has self's sizes.
 at::Tensor& scatter_to_max_indices(const char* op, const at::Tensor& grad_output,
-                                   const at::Tensor& indices, const at::Tensor& self,
-                                   int64_t outputs_per_plane, at::Tensor& grad_input) {
+                                   const at::Tensor& indices, const at::Tensor& self, int spatial,
+                                   at::Tensor& grad_input) {
   if (grad_input.numel() == 0) return grad_input;
   const ElementType t = element_type_for(self.scalar_type(), op);
-  const int64_t plane_size = self.size(-2) * self.size(-1);
+  int64_t plane_size = 1, outputs_per_plane = 1;
+  for (int d = 1; d <= spatial; ++d) {
+    plane_size *= self.size(-d);
+    outputs_per_plane *= grad_output.size(-d);
+  }
   const int64_t planes = self.numel() / plane_size;
   TensorProgram program(op, "maxpool_bwd");
   program.input(grad_output);
@@ -199,7 +207,7 @@ at::Tensor& max_pool2d_with_indices_backward_out(
   const char* op = "max_pool2d_with_indices_backward";
   const Pool2d p = pool_params(self, kernel_size, stride, padding, dilation, ceil_mode, op);
   at::native::resize_output(grad_input, self.sizes());
-  return scatter_to_max_indices(op, grad_output, indices, self, p.OH * p.OW, grad_input);
+  return scatter_to_max_indices(op, grad_output, indices, self, 2, grad_input);
 }
 
 namespace {
@@ -440,72 +448,121 @@ std::pair<Value, Value> window_pick(Builder& b, Value x, Value in_window, Value 
 
 }  // namespace
 
-std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
-                                                             at::IntArrayRef output_size,
-                                                             at::Tensor& out, at::Tensor& indices) {
-  const char* op = "adaptive_max_pool2d";
+namespace {
+
+// Adaptive max pooling over the last output_size.size() dims of `self`
+// (2 or 3), with the CPU's checks and its pick in every window.
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool(const char* op, int k,
+                                                       const at::Tensor& self,
+                                                       at::IntArrayRef output_size, at::Tensor& out,
+                                                       at::Tensor& indices) {
   const int64_t ndim = self.dim();
-  TORCH_CHECK(ndim == 3 || ndim == 4, op, "(): Expected 3D or 4D tensor, but got: ", self.sizes());
+  TORCH_CHECK(ndim == k + 1 || ndim == k + 2, op, "(): Expected ", k + 1, "D or ", k + 2,
+              "D tensor, but got: ", self.sizes());
   for (int64_t i = 1; i < ndim; ++i) {
     TORCH_CHECK(self.size(i) > 0, op,
                 "(): Expected input to have non-zero size for non-batch dimensions, but input has "
                 "sizes ",
                 self.sizes(), " with dimension ", i, " being empty");
   }
-  TORCH_CHECK(output_size.size() == 2, op, "(): internal error: output_size.size() must be 2");
+  TORCH_CHECK(static_cast<int>(output_size.size()) == k, op,
+              "(): internal error: output_size.size() must be ", k);
   TORCH_CHECK_NOT_IMPLEMENTED(
       at::isFloatingType(self.scalar_type()) && !c10::isFloat8Type(self.scalar_type()), "\"", op,
       "\" not implemented for '", c10::toString(self.scalar_type()), "'");
   TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": expected indices of dtype Long, got ",
               indices.scalar_type());
-  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
-  const auto sizes = out_sizes(self, OH, OW);
+  std::vector<int64_t> in_sizes(k), sizes = self.sizes().vec();
+  for (int j = 0; j < k; ++j) {
+    in_sizes[j] = self.size(ndim - k + j);
+    sizes[ndim - k + j] = output_size[j];
+  }
   at::native::resize_output(out, sizes);
   at::native::resize_output(indices, sizes);
   if (out.numel() == 0) return {out, indices};
-  const int64_t planes = self.numel() / (H * W);
-  TensorProgram program(op, program_key("adaptive_max", OH, OW));
+  int64_t plane_size = 1;
+  for (int64_t n : in_sizes) plane_size *= n;
+  const int64_t planes = self.numel() / plane_size;
+  TensorProgram program(op, program_key("adaptive_max", output_size.vec()));
   program.input(self);
   program.output(out);
   program.output(indices);
   program.run([&](Builder& b, const std::vector<Value>& in) {
-    // Separable, as a max over a rectangle is a max over its rows of the
-    // max over its columns, and the CPU's scan order (rows, then columns
-    // within a row) picks the same element: first along columns into
-    // [planes, H, OW], then along rows into [planes, OH, OW].
-    Value x = b.reshape(in[0], {planes, H, W});
-    const std::vector<int64_t> d1{planes, H, OW, W};
-    Value cols = b.broadcast_in_dim(x, d1, {0, 1, 3});
-    Value col_in = b.broadcast_in_dim(window_mask(b, W, OW), d1, {2, 3});
-    Value col_pos = b.iota({ElementType::kS64, d1}, 3);
-    auto [row_best, row_col] = window_pick(b, cols, col_in, col_pos);
-    // Stage two picks among rows, reporting each row's flat index h * W + w.
-    Value flat = b.binary("add",
-                          b.binary("multiply", b.iota({ElementType::kS64, {planes, H, OW}}, 1),
-                                   b.splat(b.constant_int(ElementType::kS64, W), {planes, H, OW})),
-                          row_col);
-    const std::vector<int64_t> d2{planes, OH, OW, H};
-    Value rows = b.broadcast_in_dim(row_best, d2, {0, 3, 2});
-    Value row_in = b.broadcast_in_dim(window_mask(b, H, OH), d2, {1, 3});
-    auto [best, index] = window_pick(b, rows, row_in, b.broadcast_in_dim(flat, d2, {0, 3, 2}));
-    return std::vector<Value>{b.reshape(best, sizes), b.reshape(index, sizes)};
+    // Separable, innermost dim first: a max over a box is a max over its
+    // outer dim of the max over the rest, and the CPU's row-major scan picks
+    // the same element (the first of equal maxima, the last NaN). Each stage
+    // turns one input dim into its output dim, carrying the flat index
+    // (h * W + w in 2d) of the element each value came from.
+    std::vector<int64_t> dims{planes};
+    dims.insert(dims.end(), in_sizes.begin(), in_sizes.end());
+    Value value = b.reshape(in[0], dims);
+    std::optional<Value> flat;
+    int64_t stride = 1;  // of dim j in the flat index
+    for (int j = k - 1; j >= 0; --j) {
+      const int d = 1 + j;
+      // [planes, ..., O_j, ..., S_j]: dim d becomes the output dim, the
+      // input dim moves last, where window_pick reduces it.
+      std::vector<int64_t> wide = value.type.dims;
+      wide[d] = output_size[j];
+      wide.push_back(in_sizes[j]);
+      std::vector<int64_t> from(value.type.dims.size());
+      for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<int64_t>(i);
+      from[d] = static_cast<int64_t>(wide.size()) - 1;
+      const int64_t last = static_cast<int64_t>(wide.size()) - 1;
+      Value window =
+          b.broadcast_in_dim(window_mask(b, in_sizes[j], output_size[j]), wide, {d, last});
+      Value position = b.binary("multiply", b.iota({ElementType::kS64, wide}, last),
+                                b.splat(b.constant_int(ElementType::kS64, stride), wide));
+      if (flat) position = b.binary("add", position, b.broadcast_in_dim(*flat, wide, from));
+      auto [best, index] = window_pick(b, b.broadcast_in_dim(value, wide, from), window, position);
+      value = best;
+      flat = index;
+      stride *= in_sizes[j];
+    }
+    return std::vector<Value>{b.reshape(value, sizes), b.reshape(*flat, sizes)};
   });
   return {out, indices};
 }
 
-at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                             const at::Tensor& indices, at::Tensor& grad_input) {
-  const char* op = "adaptive_max_pool2d_backward";
+at::Tensor& adaptive_max_pool_backward(const char* op, const char* check_name, int k,
+                                       const at::Tensor& grad_output, const at::Tensor& self,
+                                       const at::Tensor& indices, at::Tensor& grad_input) {
   const int64_t ndim = grad_output.dim();
-  TORCH_CHECK(ndim == 3 || ndim == 4,
-              "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: ",
-              grad_output.sizes());
+  TORCH_CHECK(ndim == k + 1 || ndim == k + 2, check_name, "(): Expected ", k + 1, "D or ", k + 2,
+              "D grad_output, but got: ", grad_output.sizes());
   at::native::adaptive_pool_empty_output_check(grad_output, op);
   TORCH_CHECK(self.dtype() == grad_output.dtype(), "expected dtype ", self.dtype(),
               " for `grad_output` but got dtype ", grad_output.dtype());
   at::native::resize_output(grad_input, self.sizes());
-  return scatter_to_max_indices(op, grad_output, indices, self,
-                                grad_output.size(-2) * grad_output.size(-1), grad_input);
+  return scatter_to_max_indices(op, grad_output, indices, self, k, grad_input);
+}
+
+}  // namespace
+
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
+                                                             at::IntArrayRef output_size,
+                                                             at::Tensor& out, at::Tensor& indices) {
+  return adaptive_max_pool("adaptive_max_pool2d", 2, self, output_size, out, indices);
+}
+
+at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  return adaptive_max_pool_backward("adaptive_max_pool2d_backward",
+                                    "adaptive_max_pooling2d_backward", 2, grad_output, self,
+                                    indices, grad_input);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& self,
+                                                             at::IntArrayRef output_size,
+                                                             at::Tensor& out, at::Tensor& indices) {
+  return adaptive_max_pool("adaptive_max_pool3d", 3, self, output_size, out, indices);
+}
+
+at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                             const at::Tensor& indices, at::Tensor& grad_input) {
+  return adaptive_max_pool_backward("adaptive_max_pool3d_backward",
+                                    "adaptive_max_pooling3d_backward", 3, grad_output, self,
+                                    indices, grad_input);
 }
 
 at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
