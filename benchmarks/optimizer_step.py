@@ -15,7 +15,6 @@ column x's (above 1: x is faster than CPU's fastest).
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import torch
