@@ -446,10 +446,6 @@ std::pair<Value, Value> window_pick(Builder& b, Value x, Value in_window, Value 
   return {value, b.select(any_nan, last_nan, first_best)};
 }
 
-}  // namespace
-
-namespace {
-
 // Adaptive max pooling over the last output_size.size() dims of `self`
 // (2 or 3), with the CPU's checks and its pick in every window.
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool(const char* op, int k,

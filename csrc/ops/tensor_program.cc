@@ -219,8 +219,7 @@ void TensorProgram::input(const at::Tensor& t) {
 void TensorProgram::scalar(const c10::Scalar& value, hlo::ElementType type,
                            ScalarConversion conversion) {
   input_order_.push_back(~static_cast<int>(scalars_.size()));
-  const PackedScalar packed = pack_scalar(value, type, conversion);
-  scalars_.push_back({type, packed.bytes, packed.size});
+  scalars_.push_back({type, pack_scalar(value, type, conversion)});
 }
 
 void TensorProgram::report_findings(const char* op, IndexErrorClass error_class) {
@@ -443,8 +442,8 @@ c10::SmallVector<TensorProgram::RuntimeValue, 8> TensorProgram::runtime_values()
   // then the runtime offsets of input views, then of output views.
   c10::SmallVector<RuntimeValue, 8> values;
   for (const auto& s : scalars_) {
-    values.push_back(
-        {scalar_buffer(s.bytes.data(), s.size, s.type, device_index_), s.bytes.data(), s.size});
+    values.push_back({scalar_buffer(s.value.data(), s.value.size, s.type, device_index_),
+                      s.value.data(), s.value.size});
   }
   auto add_offsets = [&](const auto& views) {
     for (const auto& [slot, view] : views) {

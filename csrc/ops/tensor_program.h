@@ -77,6 +77,14 @@ enum class ScalarConversion {
   kWrapped,
 };
 
+// A scalar's bytes, held inline (the widest scalar is complex128): packed
+// for every scalar operand of every launch.
+struct PackedScalar {
+  std::array<unsigned char, 16> bytes{};
+  size_t size = 0;
+  const unsigned char* data() const { return bytes.data(); }
+};
+
 // Called only when the program is not in the executable cache yet.
 using Lowering = c10::function_ref<std::vector<hlo::Value>(hlo::Builder&,
                                                            const std::vector<hlo::Value>& inputs)>;
@@ -140,8 +148,7 @@ class TensorProgram {
 
   struct ScalarArg {
     hlo::ElementType type;
-    std::array<unsigned char, 16> bytes;  // the widest scalar is complex128
-    size_t size;
+    PackedScalar value;
   };
   // `v` is t's view (its sizes, strides and offset, read once).
   void check_fits_storage(const at::Tensor& t, const ViewArg& v) const;
@@ -178,14 +185,6 @@ class TensorProgram {
   const char* index_check_op_ = nullptr;    // set by report_findings()
   bool fixed_offsets_ = false;              // views at fixed offsets (see ViewArg::runtime_offset)
   IndexErrorClass index_error_class_ = IndexErrorClass::kIndexError;
-};
-
-// A scalar's bytes, held inline (the widest scalar is complex128): packed
-// for every scalar operand of every launch.
-struct PackedScalar {
-  std::array<unsigned char, 16> bytes{};
-  size_t size = 0;
-  const unsigned char* data() const { return bytes.data(); }
 };
 
 // A scalar's bytes in `type`; kChecked raises (like CPU) when the value does
