@@ -178,8 +178,8 @@ MISSING = [
     ("aten::upsample_bicubic2d",
      lambda t: torch.nn.functional.interpolate(t, scale_factor=2, mode="bicubic")),
     ("aten::special_bessel_j0", lambda t: torch.special.bessel_j0(t)),
-    ("aten::max_unpool2d", lambda t: torch.nn.functional.max_unpool2d(
-        t, torch.zeros_like(t, dtype=torch.long), 2)),
+    ("aten::fractional_max_pool2d",
+     lambda t: torch.nn.functional.fractional_max_pool2d(t, 2, output_size=2)),
 ]
 
 

@@ -511,6 +511,146 @@ def test_adaptive_max_pool2d_bad_input():
         F.adaptive_max_pool2d(torch.zeros(2, 3, 4, 4, dtype=torch.long, device=DEV), 2)
 
 
+def _pooled(pool, x, kernel, **kw):
+    """A pool's values and indices (as max_unpool takes them), computed on CPU."""
+    return pool(x, kernel, return_indices=True, **kw)
+
+
+@pytest.mark.parametrize("shape,kernel,stride,size", [
+    ((2, 3, 6, 8), 2, None, None),
+    ((2, 3, 7, 9), (2, 3), None, (7, 9)),         # output_size keeps the odd row/column
+    ((3, 5, 7), 3, 2, None),                      # unbatched, overlapping windows: no repeats here
+    ((1, 4, 5, 5), 2, 1, (5, 5)),                 # stride 1: one max can win two windows
+], ids=["2x2", "2x3-size", "unbatched-overlap", "stride1-repeats"])
+def test_max_unpool2d(shape, kernel, stride, size):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # CPU keeps the last of repeated indices only on one thread
+    try:
+        x = torch.randint(0, 50, shape).float()  # ties make repeated indices likely
+        y, i = _pooled(F.max_pool2d, x, kernel, stride=stride)
+        check(lambda v, idx: F.max_unpool2d(v, idx, kernel, stride=stride, output_size=size),
+              y, Const(i))
+        check(lambda v, idx: nn.MaxUnpool2d(kernel, stride=stride)(v, idx, output_size=size),
+              y, Const(i))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_max_unpool1d_and_3d():
+    y, i = _pooled(F.max_pool1d, randn(2, 3, 11), 2)
+    check(lambda v, idx: F.max_unpool1d(v, idx, 2, output_size=(11,)), y, Const(i))
+    y, i = _pooled(F.max_pool3d, randn(2, 3, 4, 6, 5), 2)
+    check(lambda v, idx: F.max_unpool3d(v, idx, 2, output_size=(4, 6, 5)), y, Const(i))
+    y, i = _pooled(F.max_pool3d, randn(3, 5, 4, 6), (1, 2, 3))  # unbatched
+    check(lambda v, idx: nn.MaxUnpool3d((1, 2, 3))(v, idx), y, Const(i))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_max_unpool_dtypes_and_layouts(dtype):
+    x = randn(2, 3, 6, 8).to(dtype)
+    y, i = _pooled(F.max_pool2d, x, 2)
+    check(lambda v, idx: F.max_unpool2d(v, idx, 2), y, Const(i), grad=dtype == torch.float64)
+    last = y.contiguous(memory_format=torch.channels_last)
+    out = F.max_unpool2d(last.to(DEV), i.contiguous(memory_format=torch.channels_last).to(DEV), 2)
+    assert out.is_contiguous(memory_format=torch.channels_last)  # as CPU's
+    assert torch.equal(out.cpu(), F.max_unpool2d(last, i, 2))
+    # out=, given the wrong size: resized, as on CPU
+    out = torch.empty(3, dtype=dtype, device=DEV)
+    torch.ops.aten.max_unpool2d.out(y.to(DEV), i.to(DEV), [6, 8], out=out)
+    assert torch.equal(out.cpu(), F.max_unpool2d(y, i, 2))
+    out3 = torch.empty(0, dtype=dtype, device=DEV)
+    y3, i3 = _pooled(F.max_pool3d, randn(1, 2, 4, 4, 4).to(dtype), 2)
+    torch.ops.aten.max_unpool3d.out(y3.to(DEV), i3.to(DEV), [4, 4, 4], [2, 2, 2], [0, 0, 0],
+                                    out=out3)
+    assert torch.equal(out3.cpu(), F.max_unpool3d(y3, i3, 2))
+
+
+def test_max_unpool_invalid_index_raises_at_the_next_read():
+    y, i = _pooled(F.max_pool2d, randn(1, 2, 4, 4), 2)
+    bad = i.clone()
+    bad[0, 1, 1, 0] = 99
+    bad[0, 1, 1, 1] = -3
+    # CPU names the last bad index (row-major), and so does tpu
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: -3 \(output volumes are of size 4x4\)"):
+        F.max_unpool2d(y, bad, 2)
+    out = F.max_unpool2d(y.to(DEV), bad.to(DEV), 2)  # launched; nothing raised yet
+    with pytest.raises(RuntimeError,
+                       match=r"max_unpool2d: Found an invalid max index: -3 \(output volumes are of size 4x4\)"):
+        out.cpu()
+    # the device stays usable, and a good call afterwards is right
+    assert torch.equal(F.max_unpool2d(y.to(DEV), i.to(DEV), 2).cpu(), F.max_unpool2d(y, i, 2))
+    with torch_tpu.eager_mode("debug"), pytest.raises(RuntimeError, match="invalid max index: -3"):
+        F.max_unpool2d(y.to(DEV), bad.to(DEV), 2)
+    y3, i3 = _pooled(F.max_pool3d, randn(1, 1, 2, 4, 6), 2)
+    i3.view(-1)[1] = 1000
+    with pytest.raises(RuntimeError, match=r"invalid max index: 1000 \(output volumes are of size 2x4x6\)"):
+        F.max_unpool3d(y3.to(DEV), i3.to(DEV), 2).cpu()
+
+
+def test_max_unpool_bad_input_raises_like_cpu():
+    y, i = _pooled(F.max_pool2d, randn(1, 2, 4, 4), 2)
+    cases = [
+        (lambda d: torch.ops.aten.max_unpool2d(y.to(d), i.int().to(d), [4, 4]),
+         RuntimeError, "elements in indices should be type int64 but got: Int"),
+        (lambda d: torch.ops.aten.max_unpool2d(y.to(d), i.to(d), [4]),
+         RuntimeError, "exactly two elements \\(height, width\\) in output_size, but got 1"),
+        (lambda d: torch.ops.aten.max_unpool2d(y[0, 0].to(d), i[0, 0].to(d), [4, 4]),
+         RuntimeError, "should be a 3d or 4d Tensor, but got a tensor with 2 dimensions"),
+        (lambda d: torch.ops.aten.max_unpool2d(y.to(d), i[..., :1].to(d), [4, 4]),
+         RuntimeError, "Expected shape of indices to be same as that of the input tensor"),
+        (lambda d: torch.ops.aten.max_unpool2d(torch.zeros(1, 2, 0, 2, device=d),
+                                               torch.zeros(1, 2, 0, 2, dtype=torch.long, device=d),
+                                               [4, 4]),
+         RuntimeError, "non-zero size for non-batch dimensions, but got \\[1, 2, 0, 2\\] with dimension 2"),
+        (lambda d: torch.ops.aten.max_unpool2d(y.to(d), i.to(d), [-1, 4]),
+         RuntimeError, "output_size must contain non-negative spatial dimensions"),
+        (lambda d: torch.ops.aten.max_unpool2d(y.int().to(d), i.to(d), [4, 4]),
+         NotImplementedError, "\"max_unpool2d\" not implemented for 'Int'"),
+        (lambda d: torch.ops.aten.max_unpool3d(y[None].to(d), i[None].to(d), [1, 4, 4], [0, 1, 1], [0, 0, 0]),
+         RuntimeError, "strides should be greater than zero"),
+        (lambda d: torch.ops.aten.max_unpool3d(y[None].to(d), i[None].to(d), [1, 4, 4], [1, 1, 1], [0, 0]),
+         RuntimeError, "three elements \\(depth, height, width\\) in padding, but got: 2"),
+        (lambda d: torch.ops.aten.max_unpool3d(y[0].to(d), i[0].to(d), [1, 4, 4], [1, 1, 1], [0, 0, 0]),
+         RuntimeError, "Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with 3"),
+    ]
+    for fn, exc, message in cases:
+        for device in ("cpu", DEV):
+            with pytest.raises(exc, match=message):
+                fn(device)
+    # an empty output plane is an empty result, on CPU too
+    assert torch.ops.aten.max_unpool2d(y.to(DEV), i.to(DEV), [0, 4]).shape == (1, 2, 0, 4)
+
+
+def test_segnet_style_encoder_decoder_trains_like_cpu():
+    """A whole-module flow: pooling indices carried from encoder to decoder."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Conv2d(3, 4, 3, padding=1)
+            self.pool = nn.MaxPool2d(2, return_indices=True)
+            self.unpool = nn.MaxUnpool2d(2)
+            self.dec = nn.Conv2d(4, 3, 3, padding=1)
+
+        def forward(self, x):
+            h, idx = self.pool(torch.relu(self.enc(x)))
+            return self.dec(self.unpool(h, idx, output_size=x.shape[-2:]))
+
+    torch.manual_seed(0)
+    cpu = Net()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    x = randn(2, 3, 9, 10)
+    for model, opt in ((cpu, torch.optim.SGD(cpu.parameters(), lr=0.1)),
+                       (tpu, torch.optim.SGD(tpu.parameters(), lr=0.1))):
+        xd = x.to(next(model.parameters()).device)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = (model(xd) - xd).pow(2).mean()
+            loss.backward()
+            opt.step()
+    for a, e in zip(tpu.parameters(), cpu.parameters()):
+        assert_same(a, e, "parameter after 3 steps", atol=1e-5, rtol=1e-4)
+
+
 INTERP_CASES = [
     ("nearest", None, dict(scale_factor=2)),
     ("nearest", None, dict(size=(5, 13))),

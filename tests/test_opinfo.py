@@ -38,7 +38,6 @@ float32 forward and backward.
 
 import contextlib
 import os
-import sys
 import types
 
 import pytest
@@ -219,6 +218,7 @@ ALLOW = [
     "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool1d",
     "nn.functional.adaptive_avg_pool2d", "nn.functional.adaptive_max_pool1d",
     "nn.functional.adaptive_max_pool2d", "nn.functional.adaptive_max_pool3d",
+    "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -275,8 +275,6 @@ NOT_YET = {
     "nn.functional.avg_pool3d": "aten::avg_pool3d.out",
     "nn.functional.max_pool3d": "aten::max_pool3d_with_indices",
     "nn.functional.adaptive_avg_pool3d": "aten::_adaptive_avg_pool3d (all but the 1x1x1 samples)",
-    "nn.functional.max_unpool1d": "aten::max_unpool2d", "nn.functional.max_unpool2d": "aten::max_unpool2d",
-    "nn.functional.max_unpool3d": "aten::max_unpool3d",
     "nn.functional.interpolate.nearest-exact": "aten::_upsample_nearest_exact1d.out",
     "nn.functional.interpolate.linear": "aten::upsample_linear1d.out",
     "nn.functional.interpolate.bicubic": "aten::upsample_bicubic2d.out",

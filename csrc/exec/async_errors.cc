@@ -138,6 +138,15 @@ void read_index_status(DeviceErrors& e, int device_index) {
                                  : "invalid multinomial distribution (sum of probabilities <= 0)") +
                       where;
       return;
+    case DeviceFinding::kInvalidMaxIndex: {
+      // The CPU kernel's message; the plane's sizes as the finding packs them.
+      std::string volume = s[2] >= 0 ? std::to_string(s[2]) + "x" : "";
+      volume += std::to_string(s[3] >> 32) + "x" + std::to_string(s[3] & 0xffffffff);
+      e.index_error_class = IndexErrorClass::kRuntimeError;
+      e.index_error = op.name + ": Found an invalid max index: " + std::to_string(s[1]) +
+                      " (output volumes are of size " + volume + ")" + where;
+      return;
+    }
     default:
       e.index_error_class = op.error_class;
       e.index_error = op.name + ": index " + std::to_string(s[1]) + " is out of bounds for " +

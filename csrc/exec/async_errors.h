@@ -44,6 +44,9 @@ enum class DeviceFinding : int64_t {
   kZeroDivision = 2,         // integer division by zero (CPU: "ZeroDivisionError")
   kTooFewElements = 3,       // {needed, -, available}: masked_scatter's source
   kInvalidDistribution = 4,  // {0: inf, NaN or < 0; 1: a row sums to <= 0}: multinomial
+  // {index, output depth (-1 in 2d), height << 32 | width}: max_unpool's
+  // index outside its output plane
+  kInvalidMaxIndex = 5,
 };
 
 // Work whose failure must surface at the next sync (a launch's completion,

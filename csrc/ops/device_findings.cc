@@ -66,4 +66,32 @@ Value invalid_distribution_finding(Builder& b, Value p) {
   return finding_if(b, found, DeviceFinding::kInvalidDistribution, which, -1, 0);
 }
 
+std::pair<Value, Value> flagged_value(Builder& b, Value flagged, Value values, bool last) {
+  const int64_t n = values.type.dims.at(0);
+  Value iota = b.iota({ElementType::kS64, {n}}, 0);
+  // The flagged position (none: n for the first, -1 for the last), then its value.
+  const int64_t none = last ? -1 : n;
+  Value at = b.reduce(b.select(flagged, iota, s64_splat(b, none, {n})), s64(b, none), {0},
+                      last ? "maximum" : "minimum");
+  Value found = b.compare(Compare::kNE, at, s64(b, none));
+  Value here = b.compare(Compare::kEQ, iota, b.splat(at, {n}));
+  Value value = b.reduce(b.select(here, values, s64_splat(b, 0, {n})), s64(b, 0), {0}, "add");
+  return {found, value};
+}
+
+Value invalid_max_index_finding(Builder& b, Value indices, const std::vector<int64_t>& plane) {
+  const int64_t n = indices.type.dims.at(0);
+  if (n == 0) return s64_splat(b, 0, {kIndexFindingLength});
+  int64_t volume = 1;
+  for (int64_t d : plane) volume *= d;
+  Value bad = b.binary("or", b.compare(Compare::kLT, indices, s64_splat(b, 0, {n})),
+                       b.compare(Compare::kGE, indices, s64_splat(b, volume, {n})));
+  // The last, as the CPU kernel's loop reports it.
+  auto [found, value] = flagged_value(b, bad, indices, /*last=*/true);
+  const size_t k = plane.size();
+  const int64_t depth = k == 3 ? plane[0] : -1;
+  const int64_t height_width = (plane[k - 2] << 32) | plane[k - 1];
+  return finding_if(b, found, DeviceFinding::kInvalidMaxIndex, value, depth, height_width);
+}
+
 }  // namespace torch_tpu::ops

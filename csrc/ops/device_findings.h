@@ -5,6 +5,9 @@
 // ranges have their own builder (ops/index_bounds.h).
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "hlo/builder.h"
 
 namespace torch_tpu::ops {
@@ -21,5 +24,17 @@ hlo::Value too_few_elements_finding(hlo::Builder& b, hlo::Value needed, int64_t 
 // (float, [rows, n]) that multinomial cannot sample: an element that is
 // inf, NaN or negative, else a row that sums to <= 0.
 hlo::Value invalid_distribution_finding(hlo::Builder& b, hlo::Value p);
+
+// The first (or `last`) element, in row-major order, of the s64 vector
+// `values` where the pred vector `flagged` is set: {found (pred), value
+// (s64, 0 when none)}.
+std::pair<hlo::Value, hlo::Value> flagged_value(hlo::Builder& b, hlo::Value flagged,
+                                                hlo::Value values, bool last);
+
+// DeviceFinding::kInvalidMaxIndex for the first element of the s64 vector
+// `indices` outside [0, prod(plane)); `plane` is max_unpool's output plane
+// (2 or 3 sizes, each below 2^31), named in the message.
+hlo::Value invalid_max_index_finding(hlo::Builder& b, hlo::Value indices,
+                                     const std::vector<int64_t>& plane);
 
 }  // namespace torch_tpu::ops

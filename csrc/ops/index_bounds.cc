@@ -2,6 +2,7 @@
 
 #include "exec/async_errors.h"
 #include "hlo/int_constants.h"
+#include "ops/device_findings.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -27,12 +28,7 @@ void IndexBounds::check(Builder& b, Value index, int64_t dim, int64_t size, bool
   Value bad = b.binary("or", b.compare(Compare::kLT, idx, s64_splat(b, lower, {n})),
                        b.compare(Compare::kGE, idx, s64_splat(b, size, {n})));
   if (checked != nullptr) bad = b.binary("and", bad, b.reshape(*checked, {n}));
-  Value iota = b.iota({ElementType::kS64, {n}}, 0);
-  // Position of the first bad element (n when there is none), then its value.
-  Value first = b.reduce(b.select(bad, iota, s64_splat(b, n, {n})), s64(b, n), {0}, "minimum");
-  Value found = b.compare(Compare::kLT, first, s64(b, n));
-  Value at_first = b.compare(Compare::kEQ, iota, b.splat(first, {n}));
-  Value value = b.reduce(b.select(at_first, idx, s64_splat(b, 0, {n})), s64(b, 0), {0}, "add");
+  auto [found, value] = flagged_value(b, bad, idx, /*last=*/false);
   Value mine =
       b.concatenate({as_vector(b, b.convert(found, ElementType::kS64)), as_vector(b, value),
                      as_vector(b, s64(b, dim)), as_vector(b, s64(b, size))},

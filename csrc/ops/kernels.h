@@ -170,6 +170,17 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& s
 at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              const at::Tensor& indices, at::Tensor& grad_input);
 at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self);
+// ops/max_unpool.cc
+at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices,
+                        at::IntArrayRef output_size);
+at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices,
+                             at::IntArrayRef output_size, at::Tensor& out);
+at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices,
+                        at::IntArrayRef output_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding);
+at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices,
+                             at::IntArrayRef output_size, at::IntArrayRef stride,
+                             at::IntArrayRef padding, at::Tensor& out);
 at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
                                    std::optional<double> scales_h, std::optional<double> scales_w,
                                    at::Tensor& out);
