@@ -447,6 +447,8 @@ def test_max_pool_with_nan(dtype):
     check(lambda t: F.adaptive_max_pool2d(t, 1, return_indices=True), x)
     check(lambda t: F.adaptive_max_pool3d(t.reshape(1, 1, 4, 3, 3), (2, 2, 3),
                                           return_indices=True), x)
+    check(lambda t: F.max_pool3d(t.reshape(1, 1, 4, 3, 3), 2, 1, return_indices=True), x)
+    check(lambda t: F.max_pool3d(t.reshape(1, 4, 3, 3), (1, 3, 3), return_indices=True), x)
 
 
 # ---------------------------------------------------------------------------

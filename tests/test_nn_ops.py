@@ -469,6 +469,119 @@ def test_avg_pool2d(kernel, stride, padding, ceil_mode, count_include_pad, divis
           randn(2, 3, 9, 8))
 
 
+# (kernel, stride, padding, dilation, ceil_mode) over [N, C, D, H, W]
+MAXPOOL3D_CASES = [
+    (2, None, 0, 1, False),
+    (3, 2, 1, 1, True),
+    ((2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2), False),
+    ((1, 3, 3), (1, 2, 2), (0, 1, 1), 1, True),    # a video model's spatial-only pool
+]
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", MAXPOOL3D_CASES,
+                         ids=_ids(MAXPOOL3D_CASES))
+def test_max_pool3d(kernel, stride, padding, dilation, ceil_mode):
+    x = randn(2, 3, 5, 7, 6)
+    check(lambda x: F.max_pool3d(x, kernel, stride, padding, dilation, ceil_mode=ceil_mode,
+                                 return_indices=True), x)
+    check(lambda x: nn.MaxPool3d(kernel, stride, padding, dilation, ceil_mode=ceil_mode)(x),
+          randn(3, 5, 7, 6))  # unbatched
+
+
+# (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+AVGPOOL3D_CASES = [
+    (2, None, 0, False, True, None),
+    (3, 2, 1, True, False, None),
+    (3, 2, 1, True, True, None),
+    ((2, 3, 2), (1, 2, 1), (1, 1, 0), False, False, 5),
+    ((1, 2, 2), None, 0, True, True, None),
+]
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode,count_include_pad,divisor_override",
+                         AVGPOOL3D_CASES, ids=_ids(AVGPOOL3D_CASES))
+def test_avg_pool3d(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    kw = dict(ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+              divisor_override=divisor_override)
+    check(lambda x: F.avg_pool3d(x, kernel, stride, padding, **kw), randn(2, 3, 5, 7, 6))
+    check(lambda x: nn.AvgPool3d(kernel, stride, padding, **kw)(x), randn(3, 5, 7, 6))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.int64])
+def test_pool3d_dtypes_and_out(dtype):
+    x = torch.randint(-9, 9, (2, 3, 4, 6, 5)).to(dtype)
+    grad = dtype == torch.float64
+    check(lambda x: F.max_pool3d(x, 2, return_indices=True), x, grad=grad)
+    if dtype == torch.bfloat16:  # CPU's avg_pool3d has no bfloat16 (CUDA's has): float32's, rounded
+        got = F.avg_pool3d(x.to(DEV), (2, 3, 2), padding=1).cpu()
+        torch.testing.assert_close(got, F.avg_pool3d(x.float(), (2, 3, 2), padding=1).to(dtype))
+    else:
+        check(lambda x: F.avg_pool3d(x, (2, 3, 2), padding=1), x, grad=grad)  # int64: CPU's rounding
+    out, idx = torch.empty(0, dtype=dtype, device=DEV), torch.empty(0, dtype=torch.long, device=DEV)
+    torch.ops.aten.max_pool3d_with_indices.out(x.to(DEV), [2, 2, 2], [], [0, 0, 0], [1, 1, 1],
+                                               False, out=out, indices=idx)
+    expected = torch.ops.aten.max_pool3d_with_indices(x, [2, 2, 2], [], [0, 0, 0], [1, 1, 1], False)
+    assert torch.equal(out.cpu(), expected[0]) and torch.equal(idx.cpu(), expected[1])
+    avg = torch.empty(3, dtype=dtype, device=DEV)
+    torch.ops.aten.avg_pool3d.out(x.to(DEV), [2, 2, 2], [], [0, 0, 0], out=avg)
+    ref = x.float() if dtype == torch.bfloat16 else x
+    expected = torch.ops.aten.avg_pool3d(ref, [2, 2, 2], [], [0, 0, 0]).to(dtype)
+    assert torch.equal(avg.cpu(), expected)
+
+
+def test_pool3d_bad_input_raises_like_cpu():
+    x = randn(1, 2, 5, 5, 5)
+    cases = [
+        (lambda t: F.max_pool3d(t, (2, 2)), "max_pool3d: kernel_size must either be a single int, or a tuple of three ints"),
+        (lambda t: F.max_pool3d(t, 2, stride=(1, 1)), "max_pool3d: stride must either be omitted"),
+        (lambda t: F.max_pool3d(t, 2, padding=(1, 1)), "max_pool3d: padding must either be"),
+        (lambda t: F.max_pool3d(t, 2, dilation=(1, 1)), "max_pool3d: dilation must be either"),
+        (lambda t: F.avg_pool3d(t, (2, 2)), "avg_pool3d: kernel_size must be a single int"),
+        (lambda t: F.avg_pool3d(t, 2, divisor_override=0), "divisor must be not zero"),
+        (lambda t: F.max_pool3d(t, 2, padding=2), "pad should be at most half of effective kernel size"),
+        (lambda t: F.avg_pool3d(t[:, :, :1], 2), "input image \\(T: 1 H: 5 W: 5\\) smaller than kernel size"),
+        (lambda t: F.max_pool3d(t[:, :, :1], 2), "Output size is too small"),
+        (lambda t: F.max_pool3d(t[0, 0], 2), "non-empty 4D or 5D \\(batch mode\\) tensor expected"),
+        (lambda t: F.max_pool3d(t[:, :0], 2), "non-batch dimension 0 has length zero"),
+    ]
+    for fn, message in cases:
+        for t in (x, x.to(DEV)):
+            with pytest.raises(RuntimeError, match=message):
+                fn(t)
+    for dtype, name in ((torch.int32, '"avg_pool3d_out_frame" not implemented for \'Int\''),
+                        (torch.bool, '"avg_pool2d" not implemented for \'Bool\''),
+                        (torch.uint8, '"avg_pool2d" not implemented for \'Byte\'')):
+        for t in (x.to(dtype), x.to(dtype).to(DEV)):
+            with pytest.raises(NotImplementedError, match=name):
+                (F.avg_pool3d if "3d" in name else F.avg_pool2d)(t if "3d" in name else t[0], 2)
+    for t in (x.bool(), x.bool().to(DEV)):
+        with pytest.raises(NotImplementedError, match='"max_pool3d" not implemented for \'Bool\''):
+            F.max_pool3d(t, 2)
+    # an empty batch is an empty result, as on CPU
+    assert F.max_pool3d(torch.zeros(0, 2, 4, 4, 4, device=DEV), 2).shape == (0, 2, 2, 2, 2)
+
+
+def test_video_classifier_trains_like_cpu():
+    """A small 3D CNN (conv3d, max_pool3d, avg_pool3d) trained for a few steps."""
+    torch.manual_seed(0)
+    cpu = nn.Sequential(nn.Conv3d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool3d((1, 2, 2)),
+                        nn.Conv3d(4, 6, 3, padding=1), nn.ReLU(), nn.AvgPool3d(2, ceil_mode=True),
+                        nn.Flatten(), nn.LazyLinear(5))
+    x = randn(2, 3, 4, 8, 8)
+    cpu(x)  # materializes the lazy layer
+    tpu = copy.deepcopy(cpu).to(DEV)
+    target = torch.tensor([1, 3])
+    for model in (cpu, tpu):
+        dev = next(model.parameters()).device
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        for _ in range(3):
+            opt.zero_grad()
+            F.cross_entropy(model(x.to(dev)), target.to(dev)).backward()
+            opt.step()
+    for a, e in zip(tpu.parameters(), cpu.parameters()):
+        assert_same(a, e, "parameter after 3 steps", atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.parametrize("in_hw,out", [((9, 8), 1), ((7, 7), 3), ((9, 8), (4, 3)), ((7, 8), (None, 3))],
                          ids=["to1", "7to3", "9x8to4x3", "keep-h"])
 def test_adaptive_avg_pool2d(in_hw, out):

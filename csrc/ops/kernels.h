@@ -158,6 +158,33 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
                                     at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                                     std::optional<int64_t> divisor_override,
                                     at::Tensor& grad_input);
+// ops/window_pool.cc (3d; the 2d ones above)
+std::tuple<at::Tensor&, at::Tensor&> max_pool3d_with_indices_out(
+    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
+    at::Tensor& indices);
+std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(
+    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode);
+at::Tensor& max_pool3d_with_indices_backward_out(const at::Tensor& grad_output,
+                                                 const at::Tensor& self,
+                                                 at::IntArrayRef kernel_size,
+                                                 at::IntArrayRef stride, at::IntArrayRef padding,
+                                                 at::IntArrayRef dilation, bool ceil_mode,
+                                                 const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor max_pool3d_with_indices_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                            at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                            at::IntArrayRef padding, at::IntArrayRef dilation,
+                                            bool ceil_mode, const at::Tensor& indices);
+at::Tensor& avg_pool3d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                           at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                           bool count_include_pad, std::optional<int64_t> divisor_override,
+                           at::Tensor& out);
+at::Tensor& avg_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                    at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                    std::optional<int64_t> divisor_override,
+                                    at::Tensor& grad_input);
 at::Tensor adaptive_avg_pool2d(const at::Tensor& self, at::IntArrayRef output_size);
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
                                                              at::IntArrayRef output_size,

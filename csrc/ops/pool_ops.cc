@@ -1,17 +1,14 @@
-// Pooling and resampling over the two trailing dims of [N, C, H, W] (or
-// [C, H, W]): max_pool2d with indices, avg_pool2d, adaptive_avg_pool2d,
-// adaptive_max_pool2d/3d and nearest/bilinear upsampling, forward and
-// backward.
+// Adaptive pooling and resampling over the trailing dims of [N, C, H, W]
+// (or [C, H, W]): adaptive_avg_pool2d, adaptive_max_pool2d/3d and
+// nearest/bilinear upsampling, forward and backward (windowed pools are in
+// ops/window_pool.cc).
 //
-// Windowed pools visit the window taps one strided slice at a time (a few
-// taps for the kernels models use), so padding, dilation, ceil_mode and the
-// CPU's tie and NaN rules stay explicit. Adaptive pooling and upsampling are
-// separable linear maps: out = Mh · x · Mwᵀ with small constant matrices
-// built on the host with ATen's own index formulas, and the backward is the
-// transpose, so forward and backward share one lowering.
+// Adaptive average pooling and upsampling are separable linear maps:
+// out = Mh · x · Mwᵀ with small constant matrices built on the host with
+// ATen's own index formulas, and the backward is the transpose, so forward
+// and backward share one lowering.
 #include <ATen/OpMathType.h>
 #include <ATen/native/AdaptivePooling.h>
-#include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/UpSample.h>
 #include <ATen/ops/empty.h>
@@ -26,6 +23,7 @@
 #include "ops/kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
+#include "ops/window_pool.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -36,280 +34,12 @@ using hlo::ElementType;
 using hlo::TensorType;
 using hlo::Value;
 
-struct Pool2d {
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t H, W, OH, OW;
-  int64_t planes;  // N * C
-};
-
-Pool2d pool_params(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
-                   at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-                   const char* op) {
-  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op,
-              ": Expected 3D or 4D (batch mode) tensor for input, got ", self.sizes());
-  TORCH_CHECK(kernel.size() == 1 || kernel.size() == 2, op,
-              ": kernel_size must either be a single int, or a tuple of two ints");
-  auto pick = [](at::IntArrayRef v, size_t i, int64_t fill) {
-    return v.empty() ? fill : v[v.size() == 1 ? 0 : i];
-  };
-  Pool2d p;
-  p.kh = kernel[0];
-  p.kw = pick(kernel, 1, p.kh);
-  p.sh = pick(stride, 0, p.kh);
-  p.sw = pick(stride, 1, p.kw);
-  p.ph = pick(padding, 0, 0);
-  p.pw = pick(padding, 1, 0);
-  p.dh = pick(dilation, 0, 1);
-  p.dw = pick(dilation, 1, 1);
-  TORCH_CHECK(p.kh > 0 && p.kw > 0, op, ": kernel size should be greater than zero");
-  TORCH_CHECK(p.sh > 0 && p.sw > 0, op, ": stride should be greater than zero");
-  p.H = self.size(-2);
-  p.W = self.size(-1);
-  p.OH = at::native::pooling_output_shape<int64_t>(p.H, p.kh, p.ph, p.sh, p.dh, ceil_mode);
-  p.OW = at::native::pooling_output_shape<int64_t>(p.W, p.kw, p.pw, p.sw, p.dw, ceil_mode);
-  TORCH_CHECK(p.OH > 0 && p.OW > 0, op, ": Given input size ", self.sizes(),
-              ", calculated output size is too small");
-  p.planes = self.numel() / std::max<int64_t>(1, p.H * p.W);
-  return p;
-}
-
 std::vector<int64_t> out_sizes(const at::Tensor& self, int64_t oh, int64_t ow) {
   std::vector<int64_t> s = self.sizes().vec();
   s[s.size() - 2] = oh;
   s[s.size() - 1] = ow;
   return s;
 }
-
-// `x` zero-padded so every window tap of every output position is inside
-// the array (built once per program and sliced per tap).
-Value pad_for_taps(Builder& b, Value x, const Pool2d& p) {
-  const int64_t need_h = (p.OH - 1) * p.sh + (p.kh - 1) * p.dh + 1;
-  const int64_t need_w = (p.OW - 1) * p.sw + (p.kw - 1) * p.dw + 1;
-  const int64_t high_h = std::max<int64_t>(0, need_h - p.H - p.ph);
-  const int64_t high_w = std::max<int64_t>(0, need_w - p.W - p.pw);
-  return b.pad(x, b.constant(x.type.element, 0), {0, p.ph, p.pw}, {0, high_h, high_w});
-}
-
-// The element window tap (i, j) reads for each output position (zero where
-// it falls in the padding).
-Value tap_value(Builder& b, Value padded, const Pool2d& p, int64_t i, int64_t j) {
-  const int64_t h0 = i * p.dh, w0 = j * p.dw;
-  return b.slice(padded, {0, h0, w0},
-                 {p.planes, h0 + (p.OH - 1) * p.sh + 1, w0 + (p.OW - 1) * p.sw + 1},
-                 {1, p.sh, p.sw});
-}
-
-// Where tap (i, j) reads: whether it is inside the input, and its flat index
-// h * W + w in the plane.
-struct TapPosition {
-  Value valid, index;
-};
-
-TapPosition tap_position(Builder& b, const Pool2d& p, int64_t i, int64_t j) {
-  const TensorType it{ElementType::kS64, {p.planes, p.OH, p.OW}};
-  auto splat = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kS64, v), it.dims); };
-  // Input row/column of this tap: o * stride - pad + tap * dilation.
-  Value row =
-      b.binary("add", b.binary("multiply", b.iota(it, 1), splat(p.sh)), splat(i * p.dh - p.ph));
-  Value col =
-      b.binary("add", b.binary("multiply", b.iota(it, 2), splat(p.sw)), splat(j * p.dw - p.pw));
-  auto inside = [&](Value v, int64_t n) {
-    return b.binary("and", b.compare(Compare::kGE, v, splat(0)),
-                    b.compare(Compare::kLT, v, splat(n)));
-  };
-  TapPosition t;
-  t.valid = b.binary("and", inside(row, p.H), inside(col, p.W));
-  t.index = b.binary("add", b.binary("multiply", row, splat(p.W)), col);
-  return t;
-}
-
-// The backward of a max pool over self's `spatial` trailing dims: each
-// output gradient added to the element of its plane that `indices` (flat
-// over those dims, h * W + w in 2d) names; grad_input has self's sizes.
-at::Tensor& scatter_to_max_indices(const char* op, const at::Tensor& grad_output,
-                                   const at::Tensor& indices, const at::Tensor& self, int spatial,
-                                   at::Tensor& grad_input) {
-  if (grad_input.numel() == 0) return grad_input;
-  const ElementType t = element_type_for(self.scalar_type(), op);
-  int64_t plane_size = 1, outputs_per_plane = 1;
-  for (int d = 1; d <= spatial; ++d) {
-    plane_size *= self.size(-d);
-    outputs_per_plane *= grad_output.size(-d);
-  }
-  const int64_t planes = self.numel() / plane_size;
-  TensorProgram program(op, "maxpool_bwd");
-  program.input(grad_output);
-  program.input(indices);
-  program.output(grad_input);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
-    const int64_t n = planes * outputs_per_plane;
-    Value plane = b.iota({ElementType::kS64, {planes, outputs_per_plane}}, 0);
-    Value base = b.binary("multiply", plane,
-                          b.splat(b.constant_int(ElementType::kS64, plane_size), plane.type.dims));
-    Value idx = b.binary(
-        "add", base, b.reshape(b.convert(in[1], ElementType::kS64), {planes, outputs_per_plane}));
-    Value acc = b.zeros({t, {planes * plane_size}});
-    Value r = b.scatter_1d(acc, b.reshape(idx, {n}), b.reshape(in[0], {n}), "add");
-    return std::vector<Value>{b.reshape(r, self.sizes().vec())};
-  });
-  return grad_input;
-}
-
-}  // namespace
-
-std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(
-    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
-    at::Tensor& indices) {
-  const char* op = "max_pool2d_with_indices";
-  const Pool2d p = pool_params(self, kernel_size, stride, padding, dilation, ceil_mode, op);
-  TORCH_CHECK(p.dh > 0 && p.dw > 0, op, ": dilation should be greater than zero");
-  const auto sizes = out_sizes(self, p.OH, p.OW);
-  at::native::resize_output(out, sizes);
-  at::native::resize_output(indices, sizes);
-  if (out.numel() == 0) return {out, indices};
-  const ElementType t = element_type_for(self.scalar_type(), op);
-  TensorProgram program(
-      op, program_key("maxpool", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, ceil_mode));
-  program.input(self);
-  program.output(out);
-  program.output(indices);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value padded = pad_for_taps(b, b.reshape(in[0], {p.planes, p.H, p.W}), p);
-    const std::vector<int64_t> od{p.planes, p.OH, p.OW};
-    // The first in-bounds tap is always taken, so the start value is moot.
-    Value best = b.zeros({t, od});
-    Value best_index = b.splat(b.constant_int(ElementType::kS64, -1), od);
-    for (int64_t i = 0; i < p.kh; ++i) {
-      for (int64_t j = 0; j < p.kw; ++j) {
-        Value v = tap_value(b, padded, p, i, j);
-        TapPosition tap = tap_position(b, p, i, j);
-        // CPU rule: take a value greater than the best so far, or a NaN; the
-        // first in-bounds tap stands for a window of -inf.
-        Value take = b.compare(Compare::kGT, v, best);
-        if (is_float(t)) take = b.binary("or", take, b.compare(Compare::kNE, v, v));
-        Value unset =
-            b.compare(Compare::kLT, best_index, b.splat(b.constant_int(ElementType::kS64, 0), od));
-        take = b.binary("and", tap.valid, b.binary("or", take, unset));
-        best = b.select(take, v, best);
-        best_index = b.select(take, tap.index, best_index);
-      }
-    }
-    return std::vector<Value>{b.reshape(best, sizes), b.reshape(best_index, sizes)};
-  });
-  return {out, indices};
-}
-
-at::Tensor& max_pool2d_with_indices_backward_out(
-    const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
-    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
-    const at::Tensor& indices, at::Tensor& grad_input) {
-  const char* op = "max_pool2d_with_indices_backward";
-  const Pool2d p = pool_params(self, kernel_size, stride, padding, dilation, ceil_mode, op);
-  at::native::resize_output(grad_input, self.sizes());
-  return scatter_to_max_indices(op, grad_output, indices, self, 2, grad_input);
-}
-
-namespace {
-
-// Divisor per output position, as the CPU kernel computes it.
-Value avg_divisor(Builder& b, const Pool2d& p, bool count_include_pad,
-                  std::optional<int64_t> divisor_override, ElementType t) {
-  const std::vector<int64_t> od{p.OH, p.OW};
-  if (divisor_override.has_value()) {
-    return b.splat(b.constant(t, static_cast<double>(*divisor_override)), od);
-  }
-  const TensorType it{ElementType::kS64, od};
-  auto splat = [&](int64_t v) { return b.splat(b.constant_int(ElementType::kS64, v), od); };
-  auto extent = [&](int dim, int64_t s, int64_t pad, int64_t k, int64_t n, bool clip) {
-    Value start = b.binary("subtract", b.binary("multiply", b.iota(it, dim), splat(s)), splat(pad));
-    Value end = b.binary("minimum", b.binary("add", start, splat(k)), splat(n + pad));
-    if (clip) {
-      start = b.binary("maximum", start, splat(0));
-      end = b.binary("minimum", end, splat(n));
-    }
-    return b.binary("subtract", end, start);
-  };
-  const bool clip = !count_include_pad;
-  Value count = b.binary("multiply", extent(0, p.sh, p.ph, p.kh, p.H, clip),
-                         extent(1, p.sw, p.pw, p.kw, p.W, clip));
-  return b.convert(count, t);
-}
-
-}  // namespace
-
-at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size,
-                           at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-                           bool count_include_pad, std::optional<int64_t> divisor_override,
-                           at::Tensor& out) {
-  const char* op = "avg_pool2d";
-  const Pool2d p = pool_params(self, kernel_size, stride, padding, {}, ceil_mode, op);
-  TORCH_CHECK(!divisor_override.has_value() || *divisor_override != 0, op,
-              ": divisor must be not zero");
-  const auto sizes = out_sizes(self, p.OH, p.OW);
-  at::native::resize_output(out, sizes);
-  if (out.numel() == 0) return out;
-  const ElementType t = element_type_for(self.scalar_type(), op);
-  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
-  TensorProgram program(op, program_key("avgpool", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
-                                        count_include_pad, divisor_override.value_or(0)));
-  program.input(self);
-  program.output(out);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value padded = pad_for_taps(b, b.convert(b.reshape(in[0], {p.planes, p.H, p.W}), acc), p);
-    Value sum = b.zeros({acc, {p.planes, p.OH, p.OW}});
-    for (int64_t i = 0; i < p.kh; ++i) {
-      for (int64_t j = 0; j < p.kw; ++j) {
-        sum = b.binary("add", sum, tap_value(b, padded, p, i, j));  // padding reads 0
-      }
-    }
-    Value div = b.broadcast_in_dim(avg_divisor(b, p, count_include_pad, divisor_override, acc),
-                                   sum.type.dims, {1, 2});
-    return std::vector<Value>{b.reshape(b.convert(b.binary("divide", sum, div), t), sizes)};
-  });
-  return out;
-}
-
-at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                    at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                    at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                                    std::optional<int64_t> divisor_override,
-                                    at::Tensor& grad_input) {
-  const char* op = "avg_pool2d_backward";
-  const Pool2d p = pool_params(self, kernel_size, stride, padding, {}, ceil_mode, op);
-  at::native::resize_output(grad_input, self.sizes());
-  if (grad_input.numel() == 0) return grad_input;
-  const ElementType t = element_type_for(self.scalar_type(), op);
-  const ElementType acc = opmath_element_type_for(self.scalar_type(), op);
-  TensorProgram program(op,
-                        program_key("avgpool_bwd", p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, ceil_mode,
-                                    count_include_pad, divisor_override.value_or(0)));
-  program.input(grad_output);
-  program.output(grad_input);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value g = b.convert(b.reshape(in[0], {p.planes, p.OH, p.OW}), acc);
-    Value div = b.broadcast_in_dim(avg_divisor(b, p, count_include_pad, divisor_override, acc),
-                                   g.type.dims, {1, 2});
-    g = b.binary("divide", g, div);
-    // Each tap sends g to input position o * stride - pad + tap: spread g
-    // with interior padding (stride - 1) and shift it by the tap offset.
-    Value sum = b.zeros({acc, {p.planes, p.H, p.W}});
-    const int64_t span_h = (p.OH - 1) * p.sh + 1, span_w = (p.OW - 1) * p.sw + 1;
-    for (int64_t i = 0; i < p.kh; ++i) {
-      for (int64_t j = 0; j < p.kw; ++j) {
-        const int64_t low_h = i - p.ph, low_w = j - p.pw;
-        Value placed =
-            b.pad(g, b.constant(acc, 0), {0, low_h, low_w},
-                  {0, p.H - low_h - span_h, p.W - low_w - span_w}, {0, p.sh - 1, p.sw - 1});
-        sum = b.binary("add", sum, placed);
-      }
-    }
-    return std::vector<Value>{b.reshape(b.convert(sum, t), self.sizes().vec())};
-  });
-  return grad_input;
-}
-
-namespace {
 
 // A resampling matrix [out, in] (row o: the weights output o gives inputs).
 using Matrix = std::vector<float>;

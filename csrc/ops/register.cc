@@ -122,6 +122,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          TORCH_FN(max_pool2d_with_indices_backward_out));
   m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
   m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
+  m.impl("max_pool3d_with_indices", TORCH_FN(max_pool3d_with_indices));
+  m.impl("max_pool3d_with_indices.out", TORCH_FN(max_pool3d_with_indices_out));
+  m.impl("max_pool3d_with_indices_backward", TORCH_FN(max_pool3d_with_indices_backward));
+  m.impl("max_pool3d_with_indices_backward.grad_input",
+         TORCH_FN(max_pool3d_with_indices_backward_out));
+  m.impl("avg_pool3d.out", TORCH_FN(avg_pool3d_out));
+  m.impl("avg_pool3d_backward.grad_input", TORCH_FN(avg_pool3d_backward_out));
   m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
   m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
   m.impl("adaptive_max_pool2d.out", TORCH_FN(adaptive_max_pool2d_out));
