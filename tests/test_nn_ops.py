@@ -784,6 +784,71 @@ def test_interpolate(mode, align_corners, kw):
           randn(2, 3, 6, 8))
 
 
+# (mode, align_corners, kwargs, input sizes): every mode at every rank it has
+INTERP_ND_CASES = [
+    ("nearest", None, dict(scale_factor=2.5), (2, 3, 7)),
+    ("nearest", None, dict(size=(3, 9, 4)), (2, 3, 5, 6, 7)),
+    ("nearest-exact", None, dict(scale_factor=1.7), (2, 3, 7)),
+    ("nearest-exact", None, dict(size=(5, 13)), (2, 3, 6, 8)),
+    ("nearest-exact", None, dict(scale_factor=0.6), (2, 3, 5, 6, 7)),
+    ("linear", False, dict(scale_factor=2.5), (2, 3, 7)),
+    ("linear", True, dict(size=4), (2, 3, 7)),
+    ("bicubic", False, dict(scale_factor=2), (2, 3, 6, 8)),
+    ("bicubic", True, dict(size=(5, 13)), (2, 3, 6, 8)),
+    ("bicubic", False, dict(scale_factor=0.5), (2, 3, 6, 8)),   # taps clamped at both edges
+    ("bicubic", False, dict(size=(14, 14)), (1, 4, 3, 3)),       # a ViT's position grid
+    ("trilinear", False, dict(scale_factor=2), (2, 3, 3, 4, 5)),
+    ("trilinear", True, dict(size=(3, 4, 9)), (2, 3, 5, 6, 7)),
+    ("area", None, dict(size=(2, 3, 3)), (2, 3, 5, 6, 7)),      # adaptive_avg_pool3d
+]
+
+
+@pytest.mark.parametrize("mode,align_corners,kw,shape", INTERP_ND_CASES,
+                         ids=[f"{m}{len(s) - 2}d-ac{a}-{list(k)[0]}{list(k.values())[0]}".replace(" ", "")
+                              for m, a, k, s in INTERP_ND_CASES])
+def test_interpolate_every_mode_and_rank(mode, align_corners, kw, shape):
+    check(lambda x: F.interpolate(x, mode=mode, align_corners=align_corners, **kw), randn(*shape))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.float16])
+def test_interpolate_dtypes_and_modules(dtype):
+    x = randn(2, 3, 4, 5).to(dtype)
+    grad = dtype == torch.float64
+    check(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), x, grad=grad)
+    check(lambda x: nn.Upsample(scale_factor=(1.5, 2), mode="nearest-exact")(x), x, grad=grad)
+    check(lambda x: nn.AdaptiveAvgPool3d((2, None, 3))(x), x, grad=grad)
+
+
+def test_interpolate_uint8_nearest_and_bad_input_like_cpu():
+    img = torch.randint(0, 256, (1, 3, 5, 7), dtype=torch.uint8)
+    for mode in ("nearest", "nearest-exact"):
+        assert torch.equal(F.interpolate(img.to(DEV), scale_factor=2, mode=mode).cpu(),
+                           F.interpolate(img, scale_factor=2, mode=mode))
+    for device in ("cpu", DEV):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Int'"):
+            F.interpolate(img.int().to(device), scale_factor=2, mode="bilinear")
+        with pytest.raises(RuntimeError, match="Input and output sizes should be greater than 0"):
+            torch.ops.aten.upsample_bicubic2d(img.float().to(device), [0, 4], False)
+        with pytest.raises(RuntimeError, match="It is expected output_size equals to 3, but got size 2"):
+            torch.ops.aten.upsample_trilinear3d(img.float()[None].to(device), [2, 2], False)
+        with pytest.raises(RuntimeError, match=r"tensor.size\[2\] == 5 but got: dimension 3 and tensor.size\[2\] = 4"):
+            torch.ops.aten.upsample_linear1d_backward(torch.zeros(1, 3, 4, device=device), [5],
+                                                      [1, 3, 7], False)
+        with pytest.raises(RuntimeError, match="Expected grad_output to have the same shape as output"):
+            torch.ops.aten.upsample_bicubic2d_backward(torch.zeros(1, 3, 4, 4, device=device), [5, 4],
+                                                       [1, 3, 7, 7], False)
+    with pytest.raises(RuntimeError, match="Non-empty 4D data tensor expected"):
+        F.interpolate(torch.zeros(1, 0, 4, 4, device=DEV), scale_factor=2, mode="bicubic")
+
+
+def test_vit_position_embedding_interpolation_like_cpu():
+    """What Hugging Face's ViT/DINOv2 do for another image size: a bicubic
+    resize of the position grid, inside the model's forward."""
+    grid = randn(1, 16, 4, 4)  # 16 channels of a 4x4 patch grid
+    check(lambda g: F.interpolate(g, size=(6, 5), mode="bicubic", align_corners=False)
+          .permute(0, 2, 3, 1).reshape(1, -1, 16), grid)
+
+
 # ---------------------------------------------------------------------------
 # 4. losses
 # ---------------------------------------------------------------------------

@@ -185,7 +185,6 @@ at::Tensor& avg_pool3d_backward_out(const at::Tensor& grad_output, const at::Ten
                                     at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                                     std::optional<int64_t> divisor_override,
                                     at::Tensor& grad_input);
-at::Tensor adaptive_avg_pool2d(const at::Tensor& self, at::IntArrayRef output_size);
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self,
                                                              at::IntArrayRef output_size,
                                                              at::Tensor& out, at::Tensor& indices);
@@ -196,7 +195,6 @@ std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& s
                                                              at::Tensor& out, at::Tensor& indices);
 at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                              const at::Tensor& indices, at::Tensor& grad_input);
-at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self);
 // ops/max_unpool.cc
 at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices,
                         at::IntArrayRef output_size);
@@ -208,22 +206,6 @@ at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices,
 at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices,
                              at::IntArrayRef output_size, at::IntArrayRef stride,
                              at::IntArrayRef padding, at::Tensor& out);
-at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
-                                   std::optional<double> scales_h, std::optional<double> scales_w,
-                                   at::Tensor& out);
-at::Tensor& upsample_nearest2d_backward_out(const at::Tensor& grad_output,
-                                            at::IntArrayRef output_size, at::IntArrayRef input_size,
-                                            std::optional<double> scales_h,
-                                            std::optional<double> scales_w, at::Tensor& grad_input);
-at::Tensor& upsample_bilinear2d_out(const at::Tensor& self, at::IntArrayRef output_size,
-                                    bool align_corners, std::optional<double> scales_h,
-                                    std::optional<double> scales_w, at::Tensor& out);
-at::Tensor& upsample_bilinear2d_backward_out(const at::Tensor& grad_output,
-                                             at::IntArrayRef output_size,
-                                             at::IntArrayRef input_size, bool align_corners,
-                                             std::optional<double> scales_h,
-                                             std::optional<double> scales_w,
-                                             at::Tensor& grad_input);
 
 // random_ops.cc
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);

@@ -28,6 +28,7 @@
 #include "ops/order_stat_kernels.h"
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
+#include "ops/resample_kernels.h"
 #include "ops/scaled_mm_kernels.h"
 #include "ops/search_kernels.h"
 #include "ops/sequence_kernels.h"
@@ -139,10 +140,31 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(max_unpool3d));
   m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
+  m.impl("_adaptive_avg_pool3d", TORCH_FN(adaptive_avg_pool3d));
+  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(adaptive_avg_pool3d_backward));
+  m.impl("upsample_nearest1d.out", TORCH_FN(upsample_nearest1d_out));
+  m.impl("upsample_nearest1d_backward.grad_input", TORCH_FN(upsample_nearest1d_backward_out));
   m.impl("upsample_nearest2d.out", TORCH_FN(upsample_nearest2d_out));
   m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(upsample_nearest2d_backward_out));
+  m.impl("upsample_nearest3d.out", TORCH_FN(upsample_nearest3d_out));
+  m.impl("upsample_nearest3d_backward.grad_input", TORCH_FN(upsample_nearest3d_backward_out));
+  m.impl("_upsample_nearest_exact1d.out", TORCH_FN(upsample_nearest_exact1d_out));
+  m.impl("_upsample_nearest_exact1d_backward.grad_input",
+         TORCH_FN(upsample_nearest_exact1d_backward_out));
+  m.impl("_upsample_nearest_exact2d.out", TORCH_FN(upsample_nearest_exact2d_out));
+  m.impl("_upsample_nearest_exact2d_backward.grad_input",
+         TORCH_FN(upsample_nearest_exact2d_backward_out));
+  m.impl("_upsample_nearest_exact3d.out", TORCH_FN(upsample_nearest_exact3d_out));
+  m.impl("_upsample_nearest_exact3d_backward.grad_input",
+         TORCH_FN(upsample_nearest_exact3d_backward_out));
+  m.impl("upsample_linear1d.out", TORCH_FN(upsample_linear1d_out));
+  m.impl("upsample_linear1d_backward.grad_input", TORCH_FN(upsample_linear1d_backward_out));
   m.impl("upsample_bilinear2d.out", TORCH_FN(upsample_bilinear2d_out));
   m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(upsample_bilinear2d_backward_out));
+  m.impl("upsample_bicubic2d.out", TORCH_FN(upsample_bicubic2d_out));
+  m.impl("upsample_bicubic2d_backward.grad_input", TORCH_FN(upsample_bicubic2d_backward_out));
+  m.impl("upsample_trilinear3d.out", TORCH_FN(upsample_trilinear3d_out));
+  m.impl("upsample_trilinear3d_backward.grad_input", TORCH_FN(upsample_trilinear3d_backward_out));
   m.impl("im2col", TORCH_FN(im2col));
   m.impl("im2col.out", TORCH_FN(im2col_out));
   m.impl("col2im", TORCH_FN(col2im));

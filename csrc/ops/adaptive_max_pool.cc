@@ -1,12 +1,7 @@
-// Adaptive pooling and resampling over the trailing dims of [N, C, H, W]
-// (or [C, H, W]): adaptive_avg_pool2d, adaptive_max_pool2d/3d and
-// nearest/bilinear upsampling, forward and backward (windowed pools are in
-// ops/window_pool.cc).
-//
-// Adaptive average pooling and upsampling are separable linear maps:
-// out = Mh · x · Mwᵀ with small constant matrices built on the host with
-// ATen's own index formulas, and the backward is the transpose, so forward
-// and backward share one lowering.
+// Adaptive max pooling over the 2 or 3 trailing dims of [N, C, ...] (or
+// [C, ...]), forward with indices and backward (adaptive_max_pool1d goes
+// through 2d). Adaptive average pooling is a separable linear map
+// (ops/resample.cc); windowed pools are in ops/window_pool.cc.
 #include <ATen/OpMathType.h>
 #include <ATen/native/AdaptivePooling.h>
 #include <ATen/native/Resize.h>
@@ -33,107 +28,6 @@ using hlo::Compare;
 using hlo::ElementType;
 using hlo::TensorType;
 using hlo::Value;
-
-std::vector<int64_t> out_sizes(const at::Tensor& self, int64_t oh, int64_t ow) {
-  std::vector<int64_t> s = self.sizes().vec();
-  s[s.size() - 2] = oh;
-  s[s.size() - 1] = ow;
-  return s;
-}
-
-// A resampling matrix [out, in] (row o: the weights output o gives inputs).
-using Matrix = std::vector<float>;
-
-Matrix adaptive_matrix(int64_t in, int64_t out) {
-  Matrix m(out * in, 0.f);
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t s = at::native::start_index(o, out, in), e = at::native::end_index(o, out, in);
-    for (int64_t i = s; i < e; ++i) m[o * in + i] = 1.f / static_cast<float>(e - s);
-  }
-  return m;
-}
-
-Matrix nearest_matrix(int64_t in, int64_t out, std::optional<double> scale) {
-  Matrix m(out * in, 0.f);
-  for (int64_t o = 0; o < out; ++o) m[o * in + at::native::nearest_idx(o, in, out, scale)] = 1.f;
-  return m;
-}
-
-Matrix linear_matrix(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
-  Matrix m(out * in, 0.f);
-  const float ratio = at::native::area_pixel_compute_scale<float>(in, out, align_corners, scale);
-  for (int64_t o = 0; o < out; ++o) {
-    int64_t i0, i1;
-    float l0, l1;
-    at::native::compute_source_index_and_lambda<float, float>(i0, i1, l0, l1, ratio, o, in, out,
-                                                              align_corners);
-    m[o * in + i0] += l0;
-    m[o * in + i1] += l1;
-  }
-  return m;
-}
-
-Value matrix_constant(Builder& b, const Matrix& m, int64_t rows, int64_t cols) {
-  std::vector<unsigned char> bytes(m.size() * sizeof(float));
-  std::memcpy(bytes.data(), m.data(), bytes.size());
-  return b.constant_tensor({ElementType::kF32, {rows, cols}}, bytes);
-}
-
-// y[p, o, q] = sum_i M[o, i] x[p, i, q] on a [planes, H, W] value; `along`
-// picks H (1) or W (2). With `transpose`, applies Mᵀ (the backward).
-Value apply_along(Builder& b, Value x, Value m, int along, bool transpose) {
-  // dot_general puts x's free dims first, then m's free dim.
-  Value y = b.dot_general(x, m, {}, {}, {along}, {transpose ? 0 : 1}, x.type.element);
-  return along == 1 ? b.transpose(y, {0, 2, 1}) : y;
-}
-
-// The whole separable map, forward (x: [planes, H, W] -> [planes, OH, OW])
-// or transposed (g: [planes, OH, OW] -> [planes, H, W]).
-at::Tensor& separable_map(const char* op, const std::string& key, const at::Tensor& src,
-                          at::Tensor& dst, const Matrix& mh, const Matrix& mw, int64_t H, int64_t W,
-                          int64_t OH, int64_t OW, bool transpose) {
-  if (dst.numel() == 0) return dst;
-  const ElementType t = element_type_for(src.scalar_type(), op);
-  TORCH_CHECK(is_float(t), op, ": expected a floating point input, got ", src.scalar_type());
-  const int64_t planes = dst.numel() / (transpose ? H * W : OH * OW);
-  TensorProgram program(op, key);
-  program.input(src);
-  program.output(dst);
-  program.run([&](Builder& b, const std::vector<Value>& in) {
-    Value x = transpose ? b.reshape(in[0], {planes, OH, OW}) : b.reshape(in[0], {planes, H, W});
-    x = b.convert(x, ElementType::kF32);
-    Value y = apply_along(b, x, matrix_constant(b, mh, OH, H), 1, transpose);
-    y = apply_along(b, y, matrix_constant(b, mw, OW, W), 2, transpose);
-    return std::vector<Value>{b.reshape(b.convert(y, t), dst.sizes().vec())};
-  });
-  return dst;
-}
-
-std::string scale_key(std::optional<double> s) { return s ? std::to_string(*s) : "-"; }
-
-}  // namespace
-
-at::Tensor adaptive_avg_pool2d(const at::Tensor& self, at::IntArrayRef output_size) {
-  const char* op = "adaptive_avg_pool2d";
-  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": Expected 3D or 4D tensor, but got ",
-              self.sizes());
-  TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2");
-  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
-  at::Tensor out = device_empty(out_sizes(self, OH, OW), self.options());
-  return separable_map(op, program_key("adaptive_avg", OH, OW), self, out, adaptive_matrix(H, OH),
-                       adaptive_matrix(W, OW), H, W, OH, OW, false);
-}
-
-at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
-  const char* op = "adaptive_avg_pool2d_backward";
-  const int64_t H = self.size(-2), W = self.size(-1);
-  const int64_t OH = grad_output.size(-2), OW = grad_output.size(-1);
-  at::Tensor grad_input = device_empty(self.sizes(), self.options());
-  return separable_map(op, program_key("adaptive_avg_bwd", H, W), grad_output, grad_input,
-                       adaptive_matrix(H, OH), adaptive_matrix(W, OW), H, W, OH, OW, true);
-}
-
-namespace {
 
 // Whether input position i lies in output o's adaptive window, for every
 // (o, i): [out, in] (ATen's start_index/end_index).
@@ -289,56 +183,6 @@ at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad_output, cons
   return adaptive_max_pool_backward("adaptive_max_pool3d_backward",
                                     "adaptive_max_pooling3d_backward", 3, grad_output, self,
                                     indices, grad_input);
-}
-
-at::Tensor& upsample_nearest2d_out(const at::Tensor& self, at::IntArrayRef output_size,
-                                   std::optional<double> scales_h, std::optional<double> scales_w,
-                                   at::Tensor& out) {
-  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
-  at::native::resize_output(out, out_sizes(self, OH, OW));
-  return separable_map(
-      "upsample_nearest2d", program_key("nearest", scale_key(scales_h), scale_key(scales_w)), self,
-      out, nearest_matrix(H, OH, scales_h), nearest_matrix(W, OW, scales_w), H, W, OH, OW, false);
-}
-
-at::Tensor& upsample_nearest2d_backward_out(const at::Tensor& grad_output,
-                                            at::IntArrayRef output_size, at::IntArrayRef input_size,
-                                            std::optional<double> scales_h,
-                                            std::optional<double> scales_w,
-                                            at::Tensor& grad_input) {
-  const int64_t H = input_size[2], W = input_size[3], OH = output_size[0], OW = output_size[1];
-  at::native::resize_output(grad_input, input_size);
-  return separable_map("upsample_nearest2d_backward",
-                       program_key("nearest_bwd", scale_key(scales_h), scale_key(scales_w)),
-                       grad_output, grad_input, nearest_matrix(H, OH, scales_h),
-                       nearest_matrix(W, OW, scales_w), H, W, OH, OW, true);
-}
-
-at::Tensor& upsample_bilinear2d_out(const at::Tensor& self, at::IntArrayRef output_size,
-                                    bool align_corners, std::optional<double> scales_h,
-                                    std::optional<double> scales_w, at::Tensor& out) {
-  const int64_t H = self.size(-2), W = self.size(-1), OH = output_size[0], OW = output_size[1];
-  at::native::resize_output(out, out_sizes(self, OH, OW));
-  return separable_map(
-      "upsample_bilinear2d",
-      program_key("bilinear", align_corners, scale_key(scales_h), scale_key(scales_w)), self, out,
-      linear_matrix(H, OH, align_corners, scales_h), linear_matrix(W, OW, align_corners, scales_w),
-      H, W, OH, OW, false);
-}
-
-at::Tensor& upsample_bilinear2d_backward_out(const at::Tensor& grad_output,
-                                             at::IntArrayRef output_size,
-                                             at::IntArrayRef input_size, bool align_corners,
-                                             std::optional<double> scales_h,
-                                             std::optional<double> scales_w,
-                                             at::Tensor& grad_input) {
-  const int64_t H = input_size[2], W = input_size[3], OH = output_size[0], OW = output_size[1];
-  at::native::resize_output(grad_input, input_size);
-  return separable_map(
-      "upsample_bilinear2d_backward",
-      program_key("bilinear_bwd", align_corners, scale_key(scales_h), scale_key(scales_w)),
-      grad_output, grad_input, linear_matrix(H, OH, align_corners, scales_h),
-      linear_matrix(W, OW, align_corners, scales_w), H, W, OH, OW, true);
 }
 
 }  // namespace torch_tpu::ops
