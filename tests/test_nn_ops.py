@@ -810,6 +810,18 @@ def test_interpolate_every_mode_and_rank(mode, align_corners, kw, shape):
     check(lambda x: F.interpolate(x, mode=mode, align_corners=align_corners, **kw), randn(*shape))
 
 
+@pytest.mark.parametrize("mode,align_corners,kw,shape", [
+    ("bilinear", False, dict(size=(7, 9)), (2, 3, 32, 24)),        # downscale: a wider filter
+    ("bilinear", True, dict(size=(7, 9)), (2, 3, 20, 16)),
+    ("bicubic", False, dict(scale_factor=0.37), (2, 3, 32, 24)),
+    ("bicubic", False, dict(size=(17, 13)), (2, 3, 8, 6)),         # upscale: plain taps, normalized
+], ids=["bilinear-down", "bilinear-down-ac", "bicubic-down", "bicubic-up"])
+def test_interpolate_antialias(mode, align_corners, kw, shape):
+    """What torchvision's Resize(antialias=True) calls on tensors."""
+    check(lambda x: F.interpolate(x, mode=mode, align_corners=align_corners, antialias=True, **kw),
+          randn(*shape))
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.float16])
 def test_interpolate_dtypes_and_modules(dtype):
     x = randn(2, 3, 4, 5).to(dtype)

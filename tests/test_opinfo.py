@@ -222,7 +222,7 @@ ALLOW = [
     "nn.functional.max_pool3d", "nn.functional.avg_pool3d",
     "nn.functional.adaptive_avg_pool3d", "nn.functional.interpolate.nearest-exact",
     "nn.functional.interpolate.linear", "nn.functional.interpolate.bicubic",
-    "nn.functional.interpolate.trilinear",
+    "nn.functional.interpolate.trilinear", "_upsample_bilinear2d_aa",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -276,7 +276,6 @@ NOT_YET = {
     "nn.functional.channel_shuffle": "aten::channel_shuffle",
     "_native_batch_norm_legit": "aten::_native_batch_norm_legit",
     "_batch_norm_with_update": "aten::_batch_norm_with_update",
-    "_upsample_bilinear2d_aa": "aten::_upsample_bilinear2d_aa.out",
     "nn.functional.grid_sample": "aten::grid_sampler_2d", "grid_sampler_2d": "aten::grid_sampler_2d",
     # random: lowered (Threefry, see test_nn_ops.py) or not, the values cannot match
     # the CPU generator's, so a differential test says nothing

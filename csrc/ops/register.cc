@@ -163,6 +163,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(upsample_bilinear2d_backward_out));
   m.impl("upsample_bicubic2d.out", TORCH_FN(upsample_bicubic2d_out));
   m.impl("upsample_bicubic2d_backward.grad_input", TORCH_FN(upsample_bicubic2d_backward_out));
+  m.impl("_upsample_bilinear2d_aa.out", TORCH_FN(upsample_bilinear2d_aa_out));
+  m.impl("_upsample_bilinear2d_aa_backward.grad_input",
+         TORCH_FN(upsample_bilinear2d_aa_backward_out));
+  m.impl("_upsample_bicubic2d_aa.out", TORCH_FN(upsample_bicubic2d_aa_out));
+  m.impl("_upsample_bicubic2d_aa_backward.grad_input",
+         TORCH_FN(upsample_bicubic2d_aa_backward_out));
   m.impl("upsample_trilinear3d.out", TORCH_FN(upsample_trilinear3d_out));
   m.impl("upsample_trilinear3d_backward.grad_input", TORCH_FN(upsample_trilinear3d_backward_out));
   m.impl("im2col", TORCH_FN(im2col));

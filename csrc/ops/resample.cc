@@ -14,6 +14,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/UpSample.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -32,7 +33,28 @@ using hlo::Builder;
 using hlo::ElementType;
 using hlo::Value;
 
-enum class Mode { kAdaptiveAverage, kNearest, kNearestExact, kLinear, kCubic };
+enum class Mode {
+  kAdaptiveAverage,
+  kNearest,
+  kNearestExact,
+  kLinear,
+  kCubic,
+  // antialias=True: the filter widens by the downscaling factor (PIL's
+  // resampling, as ATen's separable AA kernels compute it)
+  kLinearAntialias,
+  kCubicAntialias,
+};
+
+// The AA kernels' filters: a triangle, and Keys' cubic with a = -0.5.
+template <typename T>
+T antialias_filter(Mode mode, T x) {
+  x = x < 0 ? -x : x;
+  if (mode == Mode::kLinearAntialias) return x < 1 ? 1 - x : 0;
+  const T a = -0.5;
+  if (x < 1) return at::native::cubic_convolution1<T>(x, a);
+  if (x < 2) return at::native::cubic_convolution2<T>(x, a);
+  return 0;
+}
 
 // One dim's map: weights [out, in], row o the weights output o gives inputs.
 struct AxisMap {
@@ -67,6 +89,28 @@ AxisMap axis_map(Mode mode, int64_t in, int64_t out, bool align_corners,
                                                           align_corners);
         add(o, i0, l0);
         add(o, i1, l1);
+        break;
+      }
+      case Mode::kLinearAntialias:
+      case Mode::kCubicAntialias: {
+        // Output o averages the inputs under a filter centred on its source
+        // position, as wide as the downscaling factor (at least one pixel);
+        // the weights are normalized to sum to 1.
+        const T taps = mode == Mode::kLinearAntialias ? 2 : 4;
+        const T ratio = at::native::area_pixel_compute_scale<T>(in, out, align_corners, scale);
+        const T support = ratio >= 1 ? taps * T(0.5) * ratio : taps * T(0.5);
+        const T center = ratio * (static_cast<T>(o) + T(0.5));
+        const T invscale = ratio >= 1 ? T(1) / ratio : T(1);
+        const int64_t lo = std::max<int64_t>(static_cast<int64_t>(center - support + T(0.5)), 0);
+        const int64_t size =
+            std::min<int64_t>(static_cast<int64_t>(center + support + T(0.5)), in) - lo;
+        std::vector<T> w(static_cast<size_t>(std::max<int64_t>(size, 0)));
+        T total = 0;
+        for (int64_t j = 0; j < size; ++j) {
+          w[j] = antialias_filter<T>(mode, (static_cast<T>(j + lo) - center + T(0.5)) * invscale);
+          total += w[j];
+        }
+        for (int64_t j = 0; j < size; ++j) add(o, lo + j, total != 0 ? w[j] / total : w[j]);
         break;
       }
       case Mode::kCubic: {
@@ -173,6 +217,10 @@ const char* mode_name(Mode mode) {
       return "linear";
     case Mode::kCubic:
       return "cubic";
+    case Mode::kLinearAntialias:
+      return "linear_aa";
+    case Mode::kCubicAntialias:
+      return "cubic_aa";
   }
   return "";
 }
@@ -403,6 +451,34 @@ at::Tensor& upsample_bicubic2d_backward_out(const at::Tensor& grad_output,
                                             at::Tensor& grad_input) {
   return upsample_backward("upsample_bicubic2d_backward", 2, grad_output, output_size, input_size,
                            Mode::kCubic, align_corners, {h, w}, grad_input);
+}
+
+at::Tensor& upsample_bilinear2d_aa_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                       bool align_corners, Scale h, Scale w, at::Tensor& out) {
+  return upsample("_upsample_bilinear2d_aa", 2, self, output_size, Mode::kLinearAntialias,
+                  align_corners, {h, w}, out);
+}
+
+at::Tensor& upsample_bilinear2d_aa_backward_out(const at::Tensor& grad_output,
+                                                at::IntArrayRef output_size,
+                                                at::IntArrayRef input_size, bool align_corners,
+                                                Scale h, Scale w, at::Tensor& grad_input) {
+  return upsample_backward("_upsample_bilinear2d_aa_backward", 2, grad_output, output_size,
+                           input_size, Mode::kLinearAntialias, align_corners, {h, w}, grad_input);
+}
+
+at::Tensor& upsample_bicubic2d_aa_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                      bool align_corners, Scale h, Scale w, at::Tensor& out) {
+  return upsample("_upsample_bicubic2d_aa", 2, self, output_size, Mode::kCubicAntialias,
+                  align_corners, {h, w}, out);
+}
+
+at::Tensor& upsample_bicubic2d_aa_backward_out(const at::Tensor& grad_output,
+                                               at::IntArrayRef output_size,
+                                               at::IntArrayRef input_size, bool align_corners,
+                                               Scale h, Scale w, at::Tensor& grad_input) {
+  return upsample_backward("_upsample_bicubic2d_aa_backward", 2, grad_output, output_size,
+                           input_size, Mode::kCubicAntialias, align_corners, {h, w}, grad_input);
 }
 
 at::Tensor& upsample_trilinear3d_out(const at::Tensor& self, at::IntArrayRef output_size,

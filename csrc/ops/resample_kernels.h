@@ -73,4 +73,16 @@ at::Tensor& upsample_trilinear3d_backward_out(const at::Tensor& grad_output,
                                               at::IntArrayRef input_size, bool align_corners,
                                               Scale d, Scale h, Scale w, at::Tensor& grad_input);
 
+at::Tensor& upsample_bilinear2d_aa_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                       bool align_corners, Scale h, Scale w, at::Tensor& out);
+at::Tensor& upsample_bilinear2d_aa_backward_out(const at::Tensor& grad_output,
+                                                at::IntArrayRef output_size,
+                                                at::IntArrayRef input_size, bool align_corners,
+                                                Scale h, Scale w, at::Tensor& grad_input);
+at::Tensor& upsample_bicubic2d_aa_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                      bool align_corners, Scale h, Scale w, at::Tensor& out);
+at::Tensor& upsample_bicubic2d_aa_backward_out(const at::Tensor& grad_output,
+                                               at::IntArrayRef output_size,
+                                               at::IntArrayRef input_size, bool align_corners,
+                                               Scale h, Scale w, at::Tensor& grad_input);
 }  // namespace torch_tpu::ops
