@@ -861,6 +861,112 @@ def test_vit_position_embedding_interpolation_like_cpu():
           .permute(0, 2, 3, 1).reshape(1, -1, 16), grid)
 
 
+GRID_SAMPLE_CASES = [(m, p, a) for m in ("bilinear", "nearest", "bicubic")
+                     for p in ("zeros", "border", "reflection") for a in (False, True)]
+
+
+def _grid(*shape, reach=1.3):
+    """Sample positions a little past [-1, 1] (so every padding mode acts),
+    with a few exactly on the edges and the centre."""
+    g = torch.rand(*shape) * 2 * reach - reach
+    points = g.view(-1, shape[-1])
+    points[0] = torch.tensor([1.0, -1.0, 1.0][:shape[-1]])
+    points[1] = torch.tensor([-1.0, 1.0, -1.0][:shape[-1]])
+    points[2] = 0.0
+    return g
+
+
+@pytest.mark.parametrize("mode,padding,align_corners", GRID_SAMPLE_CASES,
+                         ids=[f"{m}-{p}-ac{a}" for m, p, a in GRID_SAMPLE_CASES])
+def test_grid_sample(mode, padding, align_corners):
+    """Values, and gradients for both the input and the grid."""
+    check(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding,
+                                     align_corners=align_corners),
+          randn(2, 3, 5, 7), _grid(2, 4, 6, 2), grad_atol=1e-4, grad_rtol=1e-4)
+
+
+@pytest.mark.parametrize("mode,padding,align_corners",
+                         [(m, p, a) for m in ("bilinear", "nearest")
+                          for p in ("zeros", "border", "reflection") for a in (False, True)])
+def test_grid_sample_3d(mode, padding, align_corners):
+    check(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding,
+                                     align_corners=align_corners),
+          randn(2, 3, 4, 5, 6), _grid(2, 3, 4, 5, 3), grad_atol=1e-4, grad_rtol=1e-4)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2, 2, device=DEV), torch.zeros(1, 1, 1, 1, 3, device=DEV),
+                      mode="bicubic", align_corners=False)
+
+
+def test_grid_sample_nan_and_inf_positions_like_cpu():
+    x = torch.arange(12.0).reshape(1, 1, 3, 4)
+    nan, inf = float("nan"), float("inf")
+    for g in (torch.tensor([[[[nan, 0.2], [0.1, nan]]]]), torch.tensor([[[[inf, 0.2], [-inf, 0.3]]]])):
+        for mode in ("bilinear", "nearest", "bicubic"):
+            for padding in ("zeros", "border", "reflection"):
+                check(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding,
+                                                 align_corners=False), x, Const(g), grad=False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.float16])
+def test_grid_sample_dtypes(dtype):
+    x, g = randn(1, 2, 4, 5).to(dtype), _grid(1, 3, 3, 2).to(dtype)
+    if dtype == torch.float64:
+        check(lambda x, g: F.grid_sample(x, g, align_corners=False), x, g)
+        return
+    # CPU's half kernels round the pixel coordinates to the dtype (a pixel
+    # coordinate of 3.3 is off by 0.01 in bfloat16); tpu computes them in
+    # float32, as CUDA does: float32's answer, rounded once.
+    got = F.grid_sample(x.to(DEV), g.to(DEV), align_corners=False)
+    assert_same(got, F.grid_sample(x.float(), g.float(), align_corners=False).to(dtype))
+
+
+def test_spatial_transformer_trains_like_cpu():
+    """affine_grid + grid_sample inside a model (a spatial transformer), trained."""
+    class STN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.loc = nn.Linear(3 * 8 * 8, 6)
+            nn.init.zeros_(self.loc.weight)
+            with torch.no_grad():
+                self.loc.bias.copy_(torch.tensor([0.9, 0.1, 0.05, -0.1, 1.1, 0.0]))
+            self.head = nn.Linear(3 * 8 * 8, 4)
+
+        def forward(self, x):
+            theta = self.loc(x.flatten(1)).view(-1, 2, 3)
+            grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+            y = F.grid_sample(x, grid, align_corners=False, padding_mode="border")
+            return self.head(y.flatten(1))
+
+    torch.manual_seed(0)
+    cpu = STN()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    x, target = randn(4, 3, 8, 8), torch.tensor([0, 1, 2, 3])
+    for model in (cpu, tpu):
+        dev = next(model.parameters()).device
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            F.cross_entropy(model(x.to(dev)), target.to(dev)).backward()
+            opt.step()
+    for a, e in zip(tpu.parameters(), cpu.parameters()):
+        assert_same(a, e, "parameter after 3 steps", atol=1e-5, rtol=1e-4)
+
+
+def test_grid_sample_bad_input_like_cpu():
+    x, g = randn(2, 3, 4, 4), _grid(2, 3, 3, 2)
+    cases = [
+        (lambda x, g: F.grid_sample(x, g[:1], align_corners=False), "same batch size"),
+        (lambda x, g: F.grid_sample(x, g[..., :1], align_corners=False), "size 2 in last dimension"),
+        (lambda x, g: F.grid_sample(x[:, :, :0], g, align_corners=False), "non-empty spatial dimensions"),
+        (lambda x, g: torch.grid_sampler_2d(x[None], torch.zeros(1, 2, 3, 3, 3, device=x.device), 0, 0,
+                                            False), "expected 4D input and grid"),
+    ]
+    for fn, message in cases:
+        for device in ("cpu", DEV):
+            with pytest.raises(RuntimeError, match=message):
+                fn(x.to(device), g.to(device))
+
+
 # ---------------------------------------------------------------------------
 # 4. losses
 # ---------------------------------------------------------------------------

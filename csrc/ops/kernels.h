@@ -207,6 +207,20 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices,
                              at::IntArrayRef output_size, at::IntArrayRef stride,
                              at::IntArrayRef padding, at::Tensor& out);
 
+// grid_sample.cc
+at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid,
+                           int64_t interpolation_mode, int64_t padding_mode, bool align_corners);
+std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grid,
+    int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+    std::array<bool, 2> output_mask);
+at::Tensor grid_sampler_3d(const at::Tensor& input, const at::Tensor& grid,
+                           int64_t interpolation_mode, int64_t padding_mode, bool align_corners);
+std::tuple<at::Tensor, at::Tensor> grid_sampler_3d_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& grid,
+    int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+    std::array<bool, 2> output_mask);
+
 // random_ops.cc
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);

@@ -140,6 +140,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(max_unpool3d));
   m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
+  m.impl("grid_sampler_2d", TORCH_FN(grid_sampler_2d));
+  m.impl("grid_sampler_2d_backward", TORCH_FN(grid_sampler_2d_backward));
+  m.impl("grid_sampler_3d", TORCH_FN(grid_sampler_3d));
+  m.impl("grid_sampler_3d_backward", TORCH_FN(grid_sampler_3d_backward));
   m.impl("_adaptive_avg_pool3d", TORCH_FN(adaptive_avg_pool3d));
   m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(adaptive_avg_pool3d_backward));
   m.impl("upsample_nearest1d.out", TORCH_FN(upsample_nearest1d_out));
