@@ -50,6 +50,39 @@ def test_accelerator_reports_tpu():
     assert torch.accelerator.current_accelerator().type == "tpu"
 
 
+def test_every_torch_accelerator_call_works_on_tpu():
+    """torch.accelerator's whole API, in a child (a missing registration
+    used to segfault: empty_host_cache() asked a host allocator tpu had not
+    registered)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import torch
+        torch.ones(3, device="tpu").sum().item()
+        a = torch.accelerator
+        pinned = torch.ones(1000).pin_memory()
+        assert pinned.is_pinned()
+        a.empty_host_cache()
+        a.empty_cache()
+        a.synchronize()
+        a.reset_peak_memory_stats()
+        a.reset_accumulated_memory_stats()
+        assert a.memory_allocated() >= 0 and a.max_memory_allocated() >= 0
+        assert isinstance(a.memory_stats(), dict)
+        free, total = a.get_memory_info()
+        assert 0 < free <= total
+        assert a.device_count() >= 1 and a.current_device_index() == 0
+        assert a.current_stream().device.type == "tpu"
+        del pinned
+        a.empty_host_cache()
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stderr[-2000:])
+
+
 def test_tensor_and_module_methods():
     x = torch.ones(2).tpu()
     assert x.is_tpu and x.device.type == "tpu"

@@ -3,14 +3,17 @@
 //
 // PJRT plugins stage host transfers themselves, so this is ordinary host
 // memory; what makes it "pinned" is that this allocator made it, which is
-// what `Tensor.is_pinned()` asks (PyTorch's DDP asserts it).
+// what `Tensor.is_pinned()` asks (PyTorch's DDP asserts it). It is also
+// tpu's at::HostAllocator (`torch.accelerator.empty_host_cache()` and the
+// host statistics ask that one): it caches no block, so emptying the cache
+// frees nothing and no freed block waits for device work.
 #pragma once
 
-#include <c10/core/Allocator.h>
+#include <ATen/core/CachingHostAllocator.h>
 
 namespace torch_tpu {
 
-class PinnedHostAllocator final : public c10::Allocator {
+class PinnedHostAllocator final : public at::HostAllocator {
  public:
   static PinnedHostAllocator& get();
 
@@ -20,6 +23,13 @@ class PinnedHostAllocator final : public c10::Allocator {
 
   // Whether `ptr` points into a block this allocator handed out.
   bool owns(const void* ptr) const;
+
+  // at::HostAllocator
+  bool record_event(void* ptr, void* ctx, c10::Stream stream) override;
+  void empty_cache() override {}
+  at::HostStats get_stats() override;
+  void reset_accumulated_stats() override;
+  void reset_peak_stats() override;
 
  private:
   static void release(void* ptr);

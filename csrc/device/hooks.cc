@@ -68,6 +68,9 @@ struct TpuHooks final : public at::PrivateUse1HooksInterface {
 void register_hooks() {
   static TpuHooks* hooks = new TpuHooks();
   at::RegisterPrivateUse1HooksInterface(hooks);
+  // torch.accelerator's host-memory calls look the device's HostAllocator
+  // up here; without one they dereference null.
+  at::setHostAllocator(c10::DeviceType::PrivateUse1, &PinnedHostAllocator::get());
 }
 
 }  // namespace torch_tpu
