@@ -26,6 +26,7 @@ Known backend bugs are strict xfails whose reason starts with 'BUG:'.
 
 import copy
 import itertools
+import math
 
 import pytest
 import torch
@@ -1447,12 +1448,18 @@ RANDOM_OPS = {
     "normal_": lambda: torch.zeros(1000).to(DEV).normal_(2.0, 3.0),
     "uniform_": lambda: torch.zeros(1000).to(DEV).uniform_(-2.0, 5.0),
     "dropout": lambda: F.dropout(torch.ones(1000).to(DEV), 0.5),
+    "exponential_": lambda: torch.zeros(1000).to(DEV).exponential_(2.0),
+    "cauchy_": lambda: torch.zeros(1000).to(DEV).cauchy_(1.0, 2.0),
+    "log_normal_": lambda: torch.zeros(1000).to(DEV).log_normal_(0.5, 0.3),
+    "geometric_": lambda: torch.zeros(1000, dtype=torch.long).to(DEV).geometric_(0.3),
 }
 RANDOM_DTYPES = {
     "rand": torch.float32, "randn": torch.float32, "randint": torch.long, "randperm": torch.long,
     "bernoulli_tensor": torch.float32, "bernoulli_p": torch.float32,
     "multinomial_replacement": torch.long, "multinomial_no_replacement": torch.long,
     "normal_": torch.float32, "uniform_": torch.float32, "dropout": torch.float32,
+    "exponential_": torch.float32, "cauchy_": torch.float32, "log_normal_": torch.float32,
+    "geometric_": torch.long,
 }
 
 
@@ -1545,6 +1552,62 @@ def test_random_statistics():
     kept = d[d != 0]
     torch.testing.assert_close(kept, torch.full_like(kept, 1 / 0.75))
     assert abs((d == 0).float().mean().item() - 0.25) < 0.01
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_exponential_cauchy_log_normal_geometric_statistics(dtype):
+    """The other in-place distributions: their laws (quantiles and means), the
+    support, and CPU's argument checks."""
+    torch.manual_seed(0)
+    n = 100_000
+    x = torch.empty(n, dtype=dtype, device=DEV)
+    e = x.clone().exponential_(2.0).cpu().double()
+    assert (e > 0).all(), "an exponential value of 0 (a Gumbel-max sampler divides by them)"
+    assert abs(e.mean().item() - 0.5) < 0.01 and abs(e.median().item() - math.log(2) / 2) < 0.01
+    c = x.clone().cauchy_(1.0, 2.0).cpu().double()
+    q = torch.quantile(c[:50_000], torch.tensor([0.25, 0.5, 0.75], dtype=torch.double))
+    torch.testing.assert_close(q, torch.tensor([-1.0, 1.0, 3.0], dtype=torch.double), atol=0.06, rtol=0)
+    ln = x.clone().log_normal_(0.5, 0.3).cpu().double()
+    assert (ln > 0).all() and abs(ln.log().mean().item() - 0.5) < 0.01
+    assert abs(ln.log().std().item() - 0.3) < 0.01
+    for g in (x.clone().geometric_(0.3), torch.empty(n, dtype=torch.long, device=DEV).geometric_(0.3)):
+        g = g.cpu().double()
+        assert g.min().item() == 1 and torch.equal(g, g.round())
+        assert abs(g.mean().item() - 1 / 0.3) < 0.05
+
+
+def test_distribution_argument_checks_like_cpu():
+    cases = [
+        (lambda d: torch.ones(3, device=d).exponential_(0), RuntimeError, "expects lambda > 0.0"),
+        (lambda d: torch.ones(3, dtype=torch.long, device=d).exponential_(), RuntimeError,
+         "Exponential distribution is a continuous probability distribution"),
+        (lambda d: torch.ones(3, device=d).cauchy_(0, 0), RuntimeError, "expects sigma > 0.0"),
+        (lambda d: torch.ones(3, device=d).log_normal_(1, 0), RuntimeError, "expects std > 0.0"),
+        (lambda d: torch.ones(3, dtype=torch.long, device=d).log_normal_(), NotImplementedError,
+         "not implemented for 'Long'"),
+        (lambda d: torch.ones(3, device=d).geometric_(1), RuntimeError, r"expects p to be in \(0, 1\)"),
+        (lambda d: torch.ones(3, dtype=torch.bool, device=d).geometric_(0.5), NotImplementedError,
+         "not implemented for 'Bool'"),
+    ]
+    for fn, exc, message in cases:
+        for device in ("cpu", DEV):
+            with pytest.raises(exc, match=message):
+                fn(device)
+    # torch.distributions draws through them
+    torch.manual_seed(0)
+    d = torch.distributions.Exponential(torch.tensor([2.0], device=DEV))
+    assert d.sample((5,)).device.type == DEV
+
+
+def test_gumbel_max_sampling_matches_the_distribution():
+    """What vLLM's sampler does: probs / exponential noise, argmax."""
+    torch.manual_seed(0)
+    probs = torch.tensor([0.1, 0.6, 0.3], device=DEV).expand(20_000, 3)
+    q = torch.empty_like(probs).exponential_()
+    picks = probs.div(q).argmax(-1).cpu()
+    freq = torch.bincount(picks, minlength=3).double() / picks.numel()
+    torch.testing.assert_close(freq, torch.tensor([0.1, 0.6, 0.3], dtype=torch.double),
+                               atol=0.015, rtol=0)
 
 
 def test_multinomial_statistics():

@@ -224,6 +224,12 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_3d_backward(
 // random_ops.cc
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
+at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Generator> gen);
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma,
+                    std::optional<at::Generator> gen);
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std,
+                        std::optional<at::Generator> gen);
+at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen);
 at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen);
 at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
                               std::optional<at::Generator> gen);

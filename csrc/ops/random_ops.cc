@@ -12,6 +12,7 @@
 #include <ATen/ops/empty.h>
 
 #include <cmath>
+#include <limits>
 #include <mutex>
 
 #include "core/dtype_map.h"
@@ -71,6 +72,35 @@ Value uniform01(Builder& b, Value seed, Value offset, const std::vector<int64_t>
   return b.binary("multiply", mantissa, b.splat(b.constant(compute, std::ldexp(1.0, -keep)), dims));
 }
 
+// Uniform in the open interval (0, 1): the same bits as uniform01, each
+// value moved half a step up, so a log never sees 0 and a tan never -pi/2.
+Value open_uniform01(Builder& b, Value seed, Value offset, const std::vector<int64_t>& dims,
+                     ElementType compute) {
+  const int keep = compute == ElementType::kF64 ? 53 : 24;
+  return b.binary("add", uniform01(b, seed, offset, dims, compute),
+                  b.splat(b.constant(compute, std::ldexp(1.0, -keep - 1)), dims));
+}
+
+// Standard normal values (Box-Muller on two uniforms; 1 - u1 is in (0, 1],
+// so the log is finite).
+Value standard_normal(Builder& b, Value seed, Value offset, const std::vector<int64_t>& dims,
+                      ElementType c) {
+  std::vector<int64_t> two = dims;
+  two.insert(two.begin(), 2);
+  Value u = uniform01(b, seed, offset, two, c);
+  std::vector<int64_t> start(two.size(), 0), limit = two, step(two.size(), 1);
+  limit[0] = 1;
+  Value u1 = b.reshape(b.slice(u, start, limit, step), dims);
+  start[0] = 1;
+  limit[0] = 2;
+  Value u2 = b.reshape(b.slice(u, start, limit, step), dims);
+  Value one = b.splat(b.constant(c, 1), dims);
+  Value r = b.unary("sqrt", b.binary("multiply", b.splat(b.constant(c, -2), dims),
+                                     b.unary("log", b.binary("subtract", one, u1))));
+  Value theta = b.binary("multiply", b.splat(b.constant(c, 2 * M_PI), dims), u2);
+  return b.binary("multiply", r, b.unary("cosine", theta));
+}
+
 ElementType float_compute(ElementType t) {
   return t == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32;
 }
@@ -126,28 +156,109 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
   const ElementType t = element_type_for(self.scalar_type(), "normal_");
   const ElementType c = float_compute(t);
   const auto dims = self.sizes().vec();
-  std::vector<int64_t> two = dims;
-  two.insert(two.begin(), 2);
-  return draw_into(
-      self, "normal_", "normal", gen, {{mean, c}, {std, c}}, {},
-      [&](Builder& b, const std::vector<Value>& in) {
-        // Box-Muller on two uniforms; 1 - u1 is in (0, 1], so the log is finite.
-        Value u = uniform01(b, in[0], in[1], two, c);
-        std::vector<int64_t> start(two.size(), 0), limit = two, step(two.size(), 1);
-        limit[0] = 1;
-        Value u1 = b.reshape(b.slice(u, start, limit, step), dims);
-        start[0] = 1;
-        limit[0] = 2;
-        Value u2 = b.reshape(b.slice(u, start, limit, step), dims);
-        Value one = b.splat(b.constant(c, 1), dims);
-        Value r = b.unary("sqrt", b.binary("multiply", b.splat(b.constant(c, -2), dims),
-                                           b.unary("log", b.binary("subtract", one, u1))));
-        Value theta = b.binary("multiply", b.splat(b.constant(c, 2 * M_PI), dims), u2);
-        Value z = b.binary("multiply", r, b.unary("cosine", theta));
-        return b.convert(
-            b.binary("add", b.binary("multiply", z, b.splat(in[3], dims)), b.splat(in[2], dims)),
-            t);
-      });
+  return draw_into(self, "normal_", "normal", gen, {{mean, c}, {std, c}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     Value z = standard_normal(b, in[0], in[1], dims, c);
+                     return b.convert(b.binary("add", b.binary("multiply", z, b.splat(in[3], dims)),
+                                               b.splat(in[2], dims)),
+                                      t);
+                   });
+}
+
+double dtype_epsilon(at::ScalarType st) {
+  switch (st) {
+    case at::kHalf:
+      return static_cast<double>(std::numeric_limits<c10::Half>::epsilon());
+    case at::kBFloat16:
+      return static_cast<double>(std::numeric_limits<c10::BFloat16>::epsilon());
+    case at::kDouble:
+      return std::numeric_limits<double>::epsilon();
+    default:
+      return std::numeric_limits<float>::epsilon();
+  }
+}
+
+// The continuous distributions' dtype check, in CPU's words.
+void check_continuous(const at::Tensor& self, const char* distribution) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), distribution,
+              " distribution is a continuous probability distribution. dtype must be a floating "
+              "point but you specified ",
+              self.scalar_type());
+}
+
+at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Generator> gen) {
+  TORCH_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  check_continuous(self, "Exponential");
+  const ElementType t = element_type_for(self.scalar_type(), "exponential_");
+  const ElementType c = float_compute(t);
+  const auto dims = self.sizes().vec();
+  // -log(u) / lambda with u in (0, 1); as CUDA does, the log is kept at most
+  // -epsilon/2 of the dtype, so no value rounds to 0 (a sampler divides by
+  // them: vLLM's Gumbel-max).
+  const double epsilon = dtype_epsilon(self.scalar_type());
+  return draw_into(self, "exponential_", "exponential", gen, {{lambd, c}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     Value log_u = b.unary("log", open_uniform01(b, in[0], in[1], dims, c));
+                     log_u = b.binary("minimum", log_u, b.splat(b.constant(c, -epsilon / 2), dims));
+                     return b.convert(
+                         b.binary("divide", b.unary("negate", log_u), b.splat(in[2], dims)), t);
+                   });
+}
+
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma,
+                    std::optional<at::Generator> gen) {
+  TORCH_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  check_continuous(self, "Cauchy");
+  const ElementType t = element_type_for(self.scalar_type(), "cauchy_");
+  const ElementType c = float_compute(t);
+  const auto dims = self.sizes().vec();
+  return draw_into(self, "cauchy_", "cauchy", gen, {{median, c}, {sigma, c}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     // median + sigma * tan(pi * (u - 1/2))
+                     Value u = open_uniform01(b, in[0], in[1], dims, c);
+                     Value angle =
+                         b.binary("multiply", b.splat(b.constant(c, M_PI), dims),
+                                  b.binary("subtract", u, b.splat(b.constant(c, 0.5), dims)));
+                     Value v = b.binary("multiply", b.unary("tan", angle), b.splat(in[3], dims));
+                     return b.convert(b.binary("add", v, b.splat(in[2], dims)), t);
+                   });
+}
+
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std,
+                        std::optional<at::Generator> gen) {
+  TORCH_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"log_normal_cpu\" not implemented for '",
+                              c10::toString(self.scalar_type()), "'");
+  const ElementType t = element_type_for(self.scalar_type(), "log_normal_");
+  const ElementType c = float_compute(t);
+  const auto dims = self.sizes().vec();
+  return draw_into(self, "log_normal_", "log_normal", gen, {{mean, c}, {std, c}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     Value z = standard_normal(b, in[0], in[1], dims, c);
+                     Value v = b.binary("add", b.binary("multiply", z, b.splat(in[3], dims)),
+                                        b.splat(in[2], dims));
+                     return b.convert(b.unary("exponential", v), t);
+                   });
+}
+
+at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      self.scalar_type() != at::kBool && !at::isComplexType(self.scalar_type()),
+      "\"geometric_cpu\" not implemented for '", c10::toString(self.scalar_type()), "'");
+  const ElementType t = element_type_for(self.scalar_type(), "geometric_");
+  const auto dims = self.sizes().vec();
+  const ElementType c = ElementType::kF64;
+  return draw_into(self, "geometric_", "geometric", gen, {{p, c}}, {},
+                   [&](Builder& b, const std::vector<Value>& in) {
+                     // The number of trials to the first success: ceil(log(u) / log(1 - p)).
+                     Value u = open_uniform01(b, in[0], in[1], dims, c);
+                     Value trials =
+                         b.binary("divide", b.unary("log", u),
+                                  b.splat(b.unary("log_plus_one", b.unary("negate", in[2])), dims));
+                     return b.convert(b.unary("ceil", trials), t);
+                   });
 }
 
 at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen) {

@@ -181,6 +181,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("col2im.out", TORCH_FN(col2im_out));
   m.impl("uniform_", TORCH_FN(uniform_));
   m.impl("normal_", TORCH_FN(normal_));
+  m.impl("exponential_", TORCH_FN(exponential_));
+  m.impl("cauchy_", TORCH_FN(cauchy_));
+  m.impl("log_normal_", TORCH_FN(log_normal_));
+  m.impl("geometric_", TORCH_FN(geometric_));
   m.impl("bernoulli_.float", TORCH_FN(bernoulli_float_));
   m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
   m.impl("random_.from", TORCH_FN(random_from_));
