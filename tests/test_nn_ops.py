@@ -418,6 +418,98 @@ def test_group_norm(shape, groups, affine):
           randn(*shape) * 2 + 1, randn(c) if affine else None, randn(c) if affine else None)
 
 
+def test_batch_norm_entry_points_of_exported_graphs():
+    """The names torch.export's and AOTAutograd's graphs call batch norm by,
+    values, running statistics and gradients (batch_norm_backward)."""
+    torch.manual_seed(0)
+    base = (randn(4, 3, 5), torch.rand(3) + 0.5, randn(3), torch.zeros(3), torch.ones(3))
+    aten = torch.ops.aten
+    calls = {
+        "legit": lambda a: aten._native_batch_norm_legit(*a, True, 0.1, 1e-5),
+        "legit_eval": lambda a: aten._native_batch_norm_legit(*a, False, 0.1, 1e-5),
+        "no_stats": lambda a: aten._native_batch_norm_legit.no_stats(*a[:3], True, 0.1, 1e-5),
+        "no_training": lambda a: aten._native_batch_norm_legit_no_training(*a, 0.1, 1e-5),
+        "with_update": lambda a: aten._batch_norm_with_update(*a, 0.1, 1e-5)[:3],
+        "functional": lambda a: aten._batch_norm_with_update_functional(*a, 0.1, 1e-5),
+        "no_update": lambda a: aten._batch_norm_no_update(*a, 0.1, 1e-5)[:3],
+    }
+    for name, call in calls.items():
+        cpu = [t.clone().requires_grad_(i < 3) for i, t in enumerate(base)]
+        tpu = [t.clone().to(DEV).requires_grad_(i < 3) for i, t in enumerate(base)]
+        outs_cpu, outs_tpu = call(cpu), call(tpu)
+        for e, a in zip(outs_cpu, outs_tpu):
+            assert_same(a, e.detach(), f"{name} output")
+        for e, a in zip(cpu[3:], tpu[3:]):
+            assert_same(a, e, f"{name} running statistics")
+        if name in ("legit", "with_update", "no_stats"):
+            g = randn(*outs_cpu[0].shape)
+            outs_cpu[0].backward(g)
+            outs_tpu[0].backward(g.to(DEV))
+            for e, a in zip(cpu[:3], tpu[:3]):
+                assert_same(a.grad, e.grad, f"{name} gradient")
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_exported_program_runs_on_tpu(train):
+    """torch.export -> core ATen IR (run_decompositions) -> .module() on tpu:
+    batch norm arrives as _native_batch_norm_legit_functional (train) or
+    _no_training (eval)."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            self.bn = nn.BatchNorm2d(4)
+            self.act = nn.PReLU(4)
+            self.head = nn.Linear(4 * 6 * 6, 2)
+
+        def forward(self, x):
+            return self.head(self.act(self.bn(self.conv(x))).flatten(1))
+
+    torch.manual_seed(0)
+    model = Net().train(train)
+    x = randn(2, 3, 6, 6)
+    ep = torch.export.export(model, (x,)).run_decompositions()
+    targets = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    expected = ("aten._native_batch_norm_legit_functional.default" if train
+                else "aten._native_batch_norm_legit_no_training.default")
+    assert expected in targets, targets
+    on_cpu, on_tpu = ep.module(), copy.deepcopy(ep.module()).to(DEV)
+    out_cpu, out_tpu = on_cpu(x), on_tpu(x.to(DEV))
+    assert_same(out_tpu, out_cpu.detach(), "output")
+    for (name, e), (_, a) in zip(on_cpu.named_buffers(), on_tpu.named_buffers()):
+        assert_same(a, e, name)  # the running statistics the train graph updated
+    if train:
+        return  # (its backward fails on CPU too: the graph updates a buffer it saved)
+    out_cpu.sum().backward()
+    out_tpu.sum().backward()
+    for (name, e), (_, a) in zip(on_cpu.named_parameters(), on_tpu.named_parameters()):
+        assert_same(a.grad, e.grad, f"{name}.grad")
+
+
+def test_shrink_prelu_rsub_channel_shuffle_edges_like_cpu():
+    x = torch.tensor([float("nan"), 0.3, -0.7, 0.5, -0.5, 2.0, -3.0, 0.0])
+    check(lambda t: (F.softshrink(t, 0.5), F.hardshrink(t, 0.5), F.hardshrink(t, 0.0)), x, grad=False)
+    check(lambda t, w: F.prelu(t, w), x.view(1, 8), torch.tensor([0.25]), grad=False)
+    check(lambda a, b: torch.rsub(a, b, alpha=2), torch.arange(4), torch.ones(4), grad=False)
+    check(lambda t: (F.channel_shuffle(t, 3), nn.ChannelShuffle(2)(t)), randn(2, 6, 3, 3))
+    cases = [
+        (lambda d: F.softshrink(torch.ones(3, device=d), -1), RuntimeError, "lambda must be in range"),
+        (lambda d: F.softshrink(torch.ones(3, dtype=torch.long, device=d)), NotImplementedError,
+         "not implemented for 'Long'"),
+        (lambda d: F.prelu(torch.ones(3, dtype=torch.long, device=d), torch.ones(1, dtype=torch.long, device=d)),
+         NotImplementedError, "not implemented for 'Long'"),
+        (lambda d: torch.rsub(torch.ones(3, dtype=torch.bool, device=d), torch.ones(3, dtype=torch.bool, device=d)),
+         RuntimeError, "with two bool tensors is not supported"),
+        (lambda d: torch.channel_shuffle(torch.ones(1, 6, 2, 2, device=d), 4), RuntimeError,
+         "Number of channels must be divisible by groups"),
+        (lambda d: torch.channel_shuffle(torch.ones(6, device=d), 3), RuntimeError, "expects input with > 2 dims"),
+    ]
+    for fn, exc, message in cases:
+        for device in ("cpu", DEV):
+            with pytest.raises(exc, match=message):
+                fn(device)
+
+
 # ---------------------------------------------------------------------------
 # 3. pooling and upsampling
 # ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // Ops written as a few other tpu ops (each a cached program of its own):
 // losses without a fused lowering yet, log_sigmoid, addmv, count_nonzero,
-// and reflection/replication padding (an index_select per padded dim, whose
-// backward is the matching index_add). DeferAndFuse will fuse these chains;
-// in Strict mode they cost one launch per step.
+// PReLU's backward, channel_shuffle, and reflection/replication padding (an index_select per padded
+// dim, whose backward is the matching index_add). DeferAndFuse will fuse these chains; in Strict
+// mode they cost one launch per step.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
@@ -345,4 +345,36 @@ at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& 
       .contiguous();
 }
 
+std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad_output,
+                                                         const at::Tensor& self,
+                                                         const at::Tensor& weight) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"prelu_backward_cpu\" not implemented for '",
+                              c10::toString(self.scalar_type()), "'");
+  // As CPU: x > 0 passes the gradient; elsewhere it is scaled by the
+  // weight, and the weight's gradient is x * grad.
+  const at::Tensor positive = self.gt(0);
+  at::Tensor grad_input = at::where(positive, grad_output, weight * grad_output);
+  at::Tensor grad_weight = at::where(positive, at::zeros_like(grad_input), self * grad_output);
+  return {grad_input, grad_weight};
+}
+
+at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups) {
+  TORCH_CHECK(self.dim() > 2,
+              "channel_shuffle expects input with > 2 dims, but got input with sizes ",
+              self.sizes());
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive.",
+              " Value of groups:", groups);
+  const int64_t channels = self.size(1);
+  TORCH_CHECK(channels % groups == 0, "Number of channels must be divisible by groups. Got ",
+              channels, " channels and ", groups, " groups.");
+  // [N, g, C/g, ...] -> [N, C/g, g, ...]: channel i * g + j comes from j * C/g + i.
+  std::vector<int64_t> grouped = self.sizes().vec();
+  grouped[1] = channels / groups;
+  grouped.insert(grouped.begin() + 1, groups);
+  return self.reshape(grouped)
+      .transpose(1, 2)
+      .reshape(self.sizes())
+      .contiguous(self.suggest_memory_format());
+}
 }  // namespace torch_tpu::ops

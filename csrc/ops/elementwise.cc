@@ -132,6 +132,13 @@ LowerFn add_like(const char* op) {
   };
 }
 
+// -lambd <= x <= lambd: where hardshrink gives 0 and both shrinks' gradients
+// vanish (false for NaN).
+Value shrunk(Builder& b, Value x, Value lambd) {
+  return b.binary("and", b.compare(hlo::Compare::kGE, x, b.unary("negate", lambd)),
+                  b.compare(hlo::Compare::kLE, x, lambd));
+}
+
 Value splat_int(Builder& b, const Inputs& in, int64_t v) {
   return b.splat(b.constant_int(in.compute, v), in.shape);
 }
@@ -557,8 +564,15 @@ KernelDtypeRule kernel_dtype_rule(const std::string& name) {
   if (name == "gcd") rule.kernel = "gcd_cpu";
   if (name == "lcm") rule.kernel = "lcm_cpu";
   if (name == "logaddexp") rule.kernel = "logaddexp_cpu";
+  if (name == "softshrink") rule.kernel = "softshrink_check";
+  if (name == "hardshrink") rule.kernel = "hardshrink_cpu";
+  if (name == "softshrink_backward") rule.kernel = "softshrink_backward_cpu";
+  if (name == "hardshrink_backward") rule.kernel = "hardshrink_backward_cpu";
+  if (name == "_prelu_kernel") rule.kernel = "prelu_cpu";
   if (name == "logaddexp2") rule.kernel = "logaddexp2_cpu";
-  rule.wants_float = name == "logaddexp" || name == "logaddexp2";
+  rule.wants_float = name == "logaddexp" || name == "logaddexp2" || name == "softshrink" ||
+                     name == "hardshrink" || name == "softshrink_backward" ||
+                     name == "hardshrink_backward" || name == "_prelu_kernel";
   rule.no_complex = name == "signbit";
   rule.same_dtypes = name == "heaviside";
   return rule;
@@ -723,6 +737,28 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          // x <= threshold is false for NaN, which stays.
          return b.select(b.compare(C::kLE, in["self"], in["threshold"]), in["value"], in["self"]); },
        {"self"}}},
+      {"softshrink", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         // CPU's x * 0 in the middle keeps a NaN.
+         Value x = in["self"], l = in["lambd"];
+         Value out = b.select(b.compare(C::kLT, x, b.unary("negate", l)), b.binary("add", x, l),
+                              b.binary("multiply", x, b.zeros(x.type)));
+         return b.select(b.compare(C::kGT, x, l), b.binary("subtract", x, l), out); },
+       {"self"}}},
+      {"hardshrink", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return b.select(shrunk(b, in["self"], in["lambd"]), b.zeros(in["self"].type), in["self"]); },
+       {"self"}}},
+      {"softshrink_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_output"];
+         return b.select(shrunk(b, in["self"], in["lambd"]), b.zeros(g.type), g); },
+       {"grad_output", "self"}}},
+      {"hardshrink_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value g = in["grad_out"];
+         return b.select(shrunk(b, in["self"], in["lambd"]), b.zeros(g.type), g); },
+       {"grad_out", "self"}}},
+      // PReLU after prelu() has shaped the weight to broadcast over channels.
+      {"_prelu_kernel", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         return b.select(b.compare(C::kGT, x, b.zeros(x.type)), x, b.binary("multiply", in["weight"], x)); }}},
       {"hardtanh_backward", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value g = in["grad_output"], x = in["self"];
          Value inside = b.binary("and", b.compare(C::kGT, x, in["min_val"]), b.compare(C::kLT, x, in["max_val"]));
@@ -802,6 +838,11 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       // Binary arithmetic.
       {"add", {R::kPromoted, add_like("add"), {"self", "other"}}},
       {"sub", {R::kPromoted, add_like("subtract"), {"self", "other"}}},
+      // other - alpha * self
+      {"rsub", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         Value rhs = in.has("alpha") ? b.binary("multiply", in["self"], in["alpha"]) : in["self"];
+         return b.binary("subtract", in["other"], rhs); },
+       {"self", "other"}}},
       {"mul", {R::kPromoted, binary("multiply")}},
       {"div", {R::kFloat, [](Builder& b, const Inputs& in) {
          const std::string mode = in.attr("rounding_mode");
@@ -1066,7 +1107,10 @@ std::vector<std::string> overloads() {
         "logaddexp2", "logaddexp2.out", "erfc", "erfc_", "erfc.out", "lgamma", "lgamma_",
         "lgamma.out", "digamma", "digamma_", "digamma.out", "polygamma", "polygamma_",
         "polygamma.out", "i0", "i0_", "i0.out", "special_i1", "special_i1.out", "heaviside",
-        "heaviside_", "heaviside.out"}) {
+        "heaviside_", "heaviside.out", "softshrink", "softshrink.out", "hardshrink",
+        "hardshrink.out", "softshrink_backward", "softshrink_backward.grad_input",
+        "hardshrink_backward", "hardshrink_backward.grad_input", "_prelu_kernel", "rsub.Tensor",
+        "rsub.Tensor_out"}) {
     names.push_back(extra);
   }
   return names;
@@ -1170,8 +1214,8 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.self_first_in_layout =
       info.name == "threshold_backward" || info.name == "leaky_relu_backward";
   static const std::unordered_set<std::string> checked_ops = {
-      "sub",      "addcdiv", "clamp", "gelu", "gelu_backward", "where", "masked_fill",
-      "hardtanh", "pow",     "abs",   "div",  "round",         "lerp"};
+      "sub",        "addcdiv",  "clamp", "gelu", "gelu_backward", "where", "masked_fill", "rsub",
+      "softshrink", "hardtanh", "pow",   "abs",  "div",           "round", "lerp"};
   info.has_argument_checks = checked_ops.count(info.name) > 0;
   info.is_div = info.name == "div";
   info.is_floor_divide = info.name == "floor_divide";
@@ -1326,7 +1370,7 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
                         at::ScalarType compute) {
   const std::string& name = info.name;
   const std::string& op_name = info.op_name;
-  if (name == "sub") {
+  if (name == "sub" || name == "rsub") {
     const Operand* self = find_operand(operands, "self");
     const Operand* other = find_operand(operands, "other");
     const bool self_bool = self && operand_dtype(*self) == at::kBool;
@@ -1338,6 +1382,19 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
                 "Subtraction, the `-` operator, with a bool tensor is not supported. "
                 "If you are trying to invert a mask, use the `~` or `logical_not()` operator "
                 "instead.");
+  }
+  if (name == "softshrink") {
+    // CPU's softshrink_check: lambd in [0, the dtype's max].
+    const Operand* lambd = find_operand(operands, "lambd");
+    double max = std::numeric_limits<float>::max();
+    if (compute == at::kDouble) max = std::numeric_limits<double>::max();
+    if (compute == at::kHalf) max = static_cast<double>(std::numeric_limits<c10::Half>::max());
+    if (compute == at::kBFloat16) {
+      max = static_cast<double>(std::numeric_limits<c10::BFloat16>::max());
+    }
+    const double value = lambd ? lambd->scalar.toDouble() : 0.5;
+    TORCH_CHECK(value >= 0 && value <= max, "lambda must be in range [0, ", max,
+                "] for input dtype ", compute, ", but found ", value);
   }
   if (name == "addcdiv") {
     const Operand* t1 = find_operand(operands, "tensor1");

@@ -122,6 +122,26 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
     const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
     const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd,
     bool train, double eps, std::array<bool, 3> mask);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    bool training, double momentum, double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit_no_stats(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, bool training, double momentum, double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    double momentum, double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_no_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+    const std::optional<at::Tensor>& running_var, double momentum, double eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_var,
+    bool update, double eps, std::array<bool, 3> output_mask, const at::Tensor& reserve);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
     const at::Tensor& input, at::IntArrayRef normalized_shape,
     const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps);

@@ -462,4 +462,60 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   return {gi, gw, gb};
 }
 
+// The batch norm entry points of torch.export's and AOTAutograd's graphs
+// (`_native_batch_norm_legit*`, `_batch_norm_with_update`/`_no_update`, and
+// their backward `batch_norm_backward`): the same kernels under the names
+// those graphs call when they run eagerly (`ExportedProgram.module()`).
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    bool training, double momentum, double eps) {
+  return ops::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                                eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_legit_no_stats(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, bool training, double momentum, double eps) {
+  return ops::native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum,
+                                eps);
+}
+
+namespace {
+// What CPU returns as the "reserve" (cuDNN's workspace elsewhere): nothing.
+at::Tensor no_reserve(const at::Tensor& input) {
+  return device_empty({0}, input.options().dtype(at::kByte));
+}
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, at::Tensor& running_mean, at::Tensor& running_var,
+    double momentum, double eps) {
+  auto [out, mean, invstd] =
+      ops::native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  return {out, mean, invstd, no_reserve(input)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_no_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+    const std::optional<at::Tensor>& running_var, double momentum, double eps) {
+  // Without running statistics, batch statistics (as CPU does).
+  const bool have_stats = running_mean.has_value() && running_mean->defined() &&
+                          running_var.has_value() && running_var->defined();
+  auto [out, mean, invstd] = ops::native_batch_norm(input, weight, bias, running_mean, running_var,
+                                                    !have_stats, momentum, eps);
+  return {out, mean, invstd, no_reserve(input)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_var,
+    bool update, double eps, std::array<bool, 3> output_mask, const at::Tensor& /*reserve*/) {
+  return ops::native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                         save_mean, save_var, update, eps, output_mask);
+}
 }  // namespace torch_tpu::ops

@@ -114,6 +114,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("_native_batch_norm_legit", TORCH_FN(native_batch_norm_legit));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(native_batch_norm_legit_no_stats));
+  m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
+  m.impl("_batch_norm_no_update", TORCH_FN(batch_norm_no_update));
+  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
   m.impl("native_group_norm", TORCH_FN(native_group_norm));
@@ -140,6 +145,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(max_unpool3d));
   m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
+  m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
+  m.impl("channel_shuffle", TORCH_FN(channel_shuffle));
   m.impl("grid_sampler_2d", TORCH_FN(grid_sampler_2d));
   m.impl("grid_sampler_2d_backward", TORCH_FN(grid_sampler_2d_backward));
   m.impl("grid_sampler_3d", TORCH_FN(grid_sampler_3d));

@@ -96,4 +96,9 @@ at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& 
                                int64_t reduction, int64_t ignore_index,
                                const at::Tensor& total_weight);
 
+// PReLU's two gradients, in prelu()'s broadcast shape (it sums the weight's).
+std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad_output,
+                                                         const at::Tensor& self,
+                                                         const at::Tensor& weight);
+at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups);
 }  // namespace torch_tpu::ops
