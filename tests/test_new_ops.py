@@ -10,8 +10,6 @@ output exactly (values, NaN positions, dtype, shape); `close(...)` allows
 float rounding; `same_error(...)` requires the same exception class.
 """
 
-import math
-
 import pytest
 import torch
 
@@ -681,3 +679,94 @@ def test_linspace_logspace_variants_and_no_recompile_per_value():
         torch.linspace(i * 0.37, i * 1.7 + 3, 64, device=DEV)
         torch.logspace(-i * 0.1, i * 0.2, 64, 2.0 + i, device=DEV)
     assert delta(before, counters(), "compiles") == 0
+
+
+# ---------------------------------------------------------------------------
+# composites added in stop 42: products, index producers and reducers, angle
+# ---------------------------------------------------------------------------
+
+def test_nonzero_static_reads_nothing_back_and_matches_cpu():
+    x = torch.tensor([[0.0, 1.5, 0.0], [NAN, 0.0, -2.0]])
+    for size, fill in ((2, -1), (3, -1), (6, 7), (0, 0)):
+        same(lambda t: torch.nonzero_static(t, size=size, fill_value=fill), x)
+    same(lambda t: torch.nonzero_static(t, size=2), torch.tensor(3.0))  # 0-d: no coordinates
+    same(lambda t: torch.nonzero_static(t, size=2), torch.zeros(0, 3))
+    same_error(lambda t: torch.nonzero_static(t, size=-1), x)
+    xd = MILLION.to(DEV)
+    torch.nonzero_static(xd > 0.5, size=100)  # compile
+    before = counters()
+    out = torch.nonzero_static(xd > 0.5, size=100)
+    assert delta(before, counters(), "host_syncs") == 0  # no count read back
+    assert torch.equal(out.cpu(), torch.nonzero_static(MILLION > 0.5, size=100))
+
+
+def test_triu_tril_indices_on_tpu():
+    for row, col, offset in ((4, 5, 1), (5, 3, -1), (0, 3, 0), (3, 3, 5)):
+        for fn in (torch.triu_indices, torch.tril_indices):
+            got = fn(row, col, offset, device=DEV)
+            assert got.device.type == DEV
+            assert torch.equal(got.cpu(), fn(row, col, offset))
+    assert torch.triu_indices(3, 3, dtype=torch.int32, device=DEV).dtype == torch.int32
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(reduce, include_self):
+    g = torch.Generator().manual_seed(0)
+    s, src = torch.randn(5, 3, generator=g), torch.randn(4, 3, generator=g)
+    idx = torch.tensor([0, 2, 0, 4])
+    close(lambda a, i, b: a.index_reduce(0, i, b, reduce, include_self=include_self), s, idx, src)
+    close(lambda a, i, b: a.clone().index_reduce_(1, i, b, reduce, include_self=include_self),
+          torch.randn(3, 6, generator=g), torch.tensor([5, 1]), torch.randn(3, 2, generator=g))
+    same(lambda a, i, b: a.index_reduce(0, i, b, reduce, include_self=include_self),
+         torch.tensor([4, 6, 8]), torch.tensor([0, 0, 1]), torch.tensor([1, 2, 3]))  # integer mean
+
+
+def test_index_reduce_bad_input_like_cpu():
+    s = torch.ones(3, 2)
+    same_error(lambda a, i, b: a.index_reduce(0, i, b, "sum"), s, torch.tensor([0, 1, 0]), s)
+    same_error(lambda a, i, b: a.index_reduce(0, i, b, "mean"), s, torch.tensor([0, 1]), s)
+    same_error(lambda a, i, b: a.index_reduce(0, i, b, "mean"), s, torch.tensor([[0, 1, 0]]), s)
+    same_error(lambda a, i, b: a.index_reduce(0, i, b, "mean"), s, torch.tensor([0, 1, 0.0]), s)
+    same_error(lambda a, i, b: a.index_reduce(0, i, b, "mean"), s, torch.tensor([0, 1, 0]), s.double())
+    same_error(lambda a, i, b: a.index_reduce(0, i, b, "mean"), s, torch.tensor([0, 1, 0]),
+               torch.ones(3, 3))
+
+
+def test_vdot_cross_addbmm_and_their_errors():
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.randn(5, generator=g), torch.randn(5, generator=g)
+    close(torch.vdot, a, b)
+    close(torch.vdot, torch.randn(4, dtype=torch.cfloat, generator=g),
+          torch.randn(4, dtype=torch.cfloat, generator=g))
+    same(torch.vdot, torch.arange(4, dtype=torch.int32), torch.arange(4, dtype=torch.int32))
+    close(lambda x, y: torch.linalg.vecdot(x, y), torch.randn(3, 4, generator=g), torch.randn(4, generator=g))
+    for args in ((torch.ones(3), torch.ones(4)), (torch.ones(3, 1), torch.ones(3)),
+                 (torch.ones(3), torch.ones(3, dtype=torch.double)),
+                 (torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool))):
+        same_error(torch.vdot, *args)
+    x, y = torch.randn(4, 3, 2, generator=g), torch.randn(1, 3, 2, generator=g)
+    close(lambda p, q: torch.linalg.cross(p, q, dim=1), x, y)  # broadcast
+    same(lambda p, q: torch.linalg.cross(p, q), torch.randint(-5, 5, (2, 3), generator=g),
+         torch.randint(-5, 5, (2, 3), generator=g))
+    same_error(lambda p, q: torch.linalg.cross(p, q), torch.ones(2, 4), torch.ones(2, 4))
+    same_error(lambda p, q: torch.linalg.cross(p, q), torch.ones(2, 3), torch.ones(3))
+    s, b1, b2 = torch.randn(2, 5, generator=g), torch.randn(3, 2, 4, generator=g), torch.randn(3, 4, 5, generator=g)
+    close(lambda s, p, q: torch.addbmm(s, p, q, beta=0.5, alpha=2), s, b1, b2)
+    close(lambda s, p, q: torch.addbmm(s, p, q, beta=0), torch.full((2, 5), NAN), b1, b2)  # self ignored
+    close(lambda s, p, q: s.clone().addbmm_(p, q), s, b1, b2)
+    same(lambda s, p, q: torch.addbmm(s, p, q, beta=0.6, alpha=0.2), torch.ones(2, 5, dtype=torch.long),
+         torch.ones(3, 2, 4, dtype=torch.long), torch.ones(3, 4, 5, dtype=torch.long))  # CPU truncates
+    same_error(torch.addbmm, s, b1, torch.randn(3, 5, 2, generator=g))
+
+
+def test_angle_real_complex_and_gradients():
+    same(torch.angle, torch.tensor([-1.0, 0.0, 2.0, NAN, -0.0, -INF]))
+    same(torch.angle, torch.tensor([-1, 0, 2]))
+    same(torch.angle, torch.tensor([True, False]))
+    close(torch.angle, torch.tensor([1 + 1j, -1j, -2 + 0j, 0j]))
+    x = torch.tensor([1 + 1j, -2 + 0.5j], requires_grad=True)
+    xt = x.detach().to(DEV).requires_grad_()
+    torch.angle(x).sum().backward()
+    torch.angle(xt).sum().backward()
+    torch.testing.assert_close(xt.grad.cpu(), x.grad)

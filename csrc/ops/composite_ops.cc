@@ -1,8 +1,8 @@
 // Ops written as a few other tpu ops (each a cached program of its own):
 // losses without a fused lowering yet, log_sigmoid, addmv, count_nonzero,
-// PReLU's backward, channel_shuffle, and reflection/replication padding (an index_select per padded
-// dim, whose backward is the matching index_add). DeferAndFuse will fuse these chains; in Strict
-// mode they cost one launch per step.
+// PReLU's backward, channel_shuffle, angle, and reflection/replication padding (an index_select per
+// padded dim, whose backward is the matching index_add). DeferAndFuse will fuse these chains; in
+// Strict mode they cost one launch per step.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
@@ -376,5 +376,20 @@ at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups) {
       .transpose(1, 2)
       .reshape(self.sizes())
       .contiguous(self.suggest_memory_format());
+}
+at::Tensor angle(const at::Tensor& self) {
+  if (self.is_complex()) return at::atan2(at::imag(self), at::real(self));
+  // Real numbers: pi for negatives, NaN kept, 0 otherwise; integers and bool
+  // give the default float dtype, as on CPU.
+  const at::Tensor x = at::isFloatingType(self.scalar_type())
+                           ? self
+                           : self.to(c10::typeMetaToScalarType(at::get_default_dtype()));
+  const at::Tensor phase = at::where(x.lt(0), at::full_like(x, M_PI), at::zeros_like(x));
+  return at::where(x.isnan(), x, phase);
+}
+
+at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out) {
+  write_to(out, ops::angle(self));
+  return out;
 }
 }  // namespace torch_tpu::ops

@@ -18,6 +18,7 @@
 #include "ops/foreach_ops.h"
 #include "ops/histogram_kernels.h"
 #include "ops/im2col_kernels.h"
+#include "ops/index_composite_kernels.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
@@ -34,6 +35,7 @@
 #include "ops/sequence_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
+#include "ops/vector_product_kernels.h"
 #include "ops/weight_norm_kernels.h"
 
 namespace torch_tpu::ops {
@@ -145,8 +147,24 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(max_unpool3d));
   m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
+  m.impl("triu_indices", TORCH_FN(triu_indices));
+  m.impl("tril_indices", TORCH_FN(tril_indices));
+  m.impl("nonzero_static", TORCH_FN(nonzero_static));
+  m.impl("nonzero_static.out", TORCH_FN(nonzero_static_out));
+  m.impl("index_reduce", TORCH_FN(index_reduce));
+  m.impl("index_reduce_", TORCH_FN(index_reduce_));
+  m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
+  m.impl("vdot", TORCH_FN(vdot));
+  m.impl("vdot.out", TORCH_FN(vdot_out));
+  m.impl("linalg_cross", TORCH_FN(linalg_cross));
+  m.impl("linalg_cross.out", TORCH_FN(linalg_cross_out));
+  m.impl("addbmm", TORCH_FN(addbmm));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
+  m.impl("addbmm_", TORCH_FN(addbmm_));
   m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   m.impl("channel_shuffle", TORCH_FN(channel_shuffle));
+  m.impl("angle", TORCH_FN(angle));
+  m.impl("angle.out", TORCH_FN(angle_out));
   m.impl("grid_sampler_2d", TORCH_FN(grid_sampler_2d));
   m.impl("grid_sampler_2d_backward", TORCH_FN(grid_sampler_2d_backward));
   m.impl("grid_sampler_3d", TORCH_FN(grid_sampler_3d));

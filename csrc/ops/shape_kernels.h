@@ -101,4 +101,6 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad_
                                                          const at::Tensor& self,
                                                          const at::Tensor& weight);
 at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups);
+at::Tensor angle(const at::Tensor& self);
+at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out);
 }  // namespace torch_tpu::ops
