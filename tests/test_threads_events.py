@@ -288,3 +288,19 @@ def test_query_synchronize_wait_and_wait_event(matrix):
     event.synchronize()
     assert event.query()
     assert y.shape == matrix.shape
+
+
+def test_record_stream_keeps_the_value_and_checks_the_stream():
+    """Tensor.record_stream, as CUDA code calls it after side-stream work
+    (prefetching, FSDP): accepted for tpu streams, the value intact."""
+    side = torch.tpu.Stream()
+    x = torch.arange(6.0, device="tpu")
+    with torch.tpu.stream(side):
+        y = x * 2
+    y.record_stream(side)
+    x.record_stream(torch.tpu.current_stream())
+    del x
+    torch.tpu.current_stream().wait_stream(side)
+    assert torch.equal(y.cpu(), torch.arange(6.0) * 2)
+    with pytest.raises(RuntimeError, match="record_stream: expected a tpu stream"):
+        y.record_stream(torch.Stream(device="cpu"))

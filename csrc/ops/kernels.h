@@ -227,6 +227,9 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices,
                              at::IntArrayRef output_size, at::IntArrayRef stride,
                              at::IntArrayRef padding, at::Tensor& out);
 
+// record_stream.cc
+void record_stream(at::Tensor& self, at::Stream stream);
+
 // grid_sample.cc
 at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid,
                            int64_t interpolation_mode, int64_t padding_mode, bool align_corners);
