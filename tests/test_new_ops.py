@@ -770,3 +770,24 @@ def test_angle_real_complex_and_gradients():
     torch.angle(x).sum().backward()
     torch.angle(xt).sum().backward()
     torch.testing.assert_close(xt.grad.cpu(), x.grad)
+
+
+def test_histogram_counts_and_edges_like_cpu():
+    x = torch.tensor([1.0, 2.0, 2.0, 3.0, 10.0])
+    w = torch.tensor([1.0, 1.0, 2.0, 1.0, 0.5])
+    close(lambda t: tuple(torch.histogram(t, bins=3)), x)
+    close(lambda t: tuple(torch.histogram(t, bins=4, range=(0.0, 4.0))), x)
+    close(lambda t, e: tuple(torch.histogram(t, bins=e)), x, torch.tensor([0.0, 2.0, 3.0, 10.0]))
+    close(lambda t, v: tuple(torch.histogram(t, bins=3, weight=v, density=True)), x, w)
+    close(lambda t: tuple(torch.histogram(t, bins=2, range=(0.0, 2.0))), torch.tensor([NAN, 1.0, 2.0]))
+    close(lambda t: tuple(torch.histogram(t, bins=2)), torch.tensor([5.0, 5.0]))  # one value: width 1
+    close(lambda t: tuple(torch.histogram(t, bins=2)), torch.tensor([]))  # empty: [0, 1]
+    g = torch.Generator().manual_seed(0)
+    y = torch.randn(10000, generator=g, dtype=torch.float64)
+    for bins in (10, 37, 100):  # elements on edges land as CPU puts them
+        same(lambda t: tuple(torch.histogram(t, bins=bins)), y)
+    for args in ((x, 0), (torch.tensor([INF, 1.0]), 2), (x.long(), 2)):
+        same_error(lambda t, b: torch.histogram(t, bins=b), *args)
+    same_error(lambda t: torch.histogram(t, bins=2, range=(3.0, 1.0)), x)
+    same_error(lambda t, v: torch.histogram(t, bins=2, weight=v), x, torch.ones(3))
+    same_error(lambda t, e: torch.histogram(t, bins=e), x.double(), torch.tensor([0.0, 5.0]))

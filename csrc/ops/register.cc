@@ -154,6 +154,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_reduce", TORCH_FN(index_reduce));
   m.impl("index_reduce_", TORCH_FN(index_reduce_));
   m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
+  m.impl("histogram.bin_ct", TORCH_FN(histogram_bin_ct));
+  m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
   m.impl("vdot", TORCH_FN(vdot));
   m.impl("vdot.out", TORCH_FN(vdot_out));
   m.impl("linalg_cross", TORCH_FN(linalg_cross));
