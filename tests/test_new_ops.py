@@ -791,3 +791,17 @@ def test_histogram_counts_and_edges_like_cpu():
     same_error(lambda t: torch.histogram(t, bins=2, range=(3.0, 1.0)), x)
     same_error(lambda t, v: torch.histogram(t, bins=2, weight=v), x, torch.ones(3))
     same_error(lambda t, e: torch.histogram(t, bins=e), x.double(), torch.tensor([0.0, 5.0]))
+
+
+def test_renorm_values_in_place_gradients_and_errors():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, 5, generator=g) * 3
+    for p, dim, maxnorm in ((2, 0, 5.0), (1, 1, 3.0), (INF, 2, 1.0), (3, -1, 0.5), (2, 0, 100.0)):
+        close(lambda t: torch.renorm(t, p, dim, maxnorm), x)
+    close(lambda t: t.clone().renorm_(2, 1, 2.0), x)
+    xc, xt = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    torch.renorm(xc, 2, 0, 5.0).pow(2).sum().backward()
+    torch.renorm(xt, 2, 0, 5.0).pow(2).sum().backward()
+    torch.testing.assert_close(xt.grad.cpu(), xc.grad, atol=1e-4, rtol=1e-5)
+    for args in ((x, 0, 0, 1.0), (x, 2, 0, -1.0), (x.long(), 2, 0, 1.0), (x, 2, 5, 1.0)):
+        same_error(torch.renorm, *args)

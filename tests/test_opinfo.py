@@ -228,7 +228,7 @@ ALLOW = [
     "nn.functional.channel_shuffle", "_native_batch_norm_legit", "_batch_norm_with_update",
     "angle", "addbmm", "vdot", "linalg.vecdot", "cross", "linalg.cross", "index_reduce.mean",
     "index_reduce.prod", "index_reduce.amin", "index_reduce.amax", "nonzero_static",
-    "triu_indices", "tril_indices", "histogram",
+    "triu_indices", "tril_indices", "histogram", "renorm",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -258,7 +258,6 @@ NOT_YET = {
     "frexp": "aten::frexp.Tensor_out",
     # linear algebra
     "nn.functional.pdist": "aten::_pdist_forward", "norm.nuc": "aten::_linalg_svd.U",
-    "renorm": "aten::renorm.out",
     # reductions, scans, order statistics
     # indexing
     # factories

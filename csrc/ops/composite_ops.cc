@@ -1,9 +1,10 @@
 // Ops written as a few other tpu ops (each a cached program of its own):
 // losses without a fused lowering yet, log_sigmoid, addmv, count_nonzero,
-// PReLU's backward, channel_shuffle, angle, and reflection/replication padding (an index_select per
-// padded dim, whose backward is the matching index_add). DeferAndFuse will fuse these chains; in
-// Strict mode they cost one launch per step.
+// PReLU's backward, channel_shuffle, angle, renorm, and reflection/replication padding (an
+// index_select per padded dim, whose backward is the matching index_add). DeferAndFuse will fuse
+// these chains; in Strict mode they cost one launch per step.
 #include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 
 #include "ops/device_empty.h"
@@ -391,5 +392,35 @@ at::Tensor angle(const at::Tensor& self) {
 at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out) {
   write_to(out, ops::angle(self));
   return out;
+}
+at::Tensor& renorm_out(const at::Tensor& self, const at::Scalar& p, int64_t dim,
+                       const at::Scalar& maxnorm, at::Tensor& out) {
+  TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
+  TORCH_CHECK(p.toDouble() > 0.0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
+  TORCH_CHECK(maxnorm.toDouble() >= 0.0, "renorm: expected maxnorm to be >= 0 but got ",
+              maxnorm.toDouble());
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> others;
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    if (i != d) others.push_back(i);
+  }
+  // Each slice along `dim` whose p-norm exceeds maxnorm is scaled to it, with
+  // CPU's 1e-7 guard; the others are left as they are.
+  const at::Tensor norm = at::linalg_vector_norm(self, p, others, /*keepdim=*/true);
+  const at::Tensor scale =
+      at::where(norm.gt(maxnorm), maxnorm / (norm + 1e-7), at::ones_like(norm));
+  write_to(out, self * scale.to(self.scalar_type()));
+  return out;
+}
+
+at::Tensor renorm(const at::Tensor& self, const at::Scalar& p, int64_t dim,
+                  const at::Scalar& maxnorm) {
+  at::Tensor out = at::empty_like(self);
+  return renorm_out(self, p, dim, maxnorm, out);
+}
+
+at::Tensor& renorm_(at::Tensor& self, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm) {
+  return renorm_out(self, p, dim, maxnorm, self);
 }
 }  // namespace torch_tpu::ops

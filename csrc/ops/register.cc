@@ -167,6 +167,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("channel_shuffle", TORCH_FN(channel_shuffle));
   m.impl("angle", TORCH_FN(angle));
   m.impl("angle.out", TORCH_FN(angle_out));
+  m.impl("renorm", TORCH_FN(renorm));
+  m.impl("renorm_", TORCH_FN(renorm_));
+  m.impl("renorm.out", TORCH_FN(renorm_out));
   m.impl("record_stream", TORCH_FN(record_stream));
   m.impl("grid_sampler_2d", TORCH_FN(grid_sampler_2d));
   m.impl("grid_sampler_2d_backward", TORCH_FN(grid_sampler_2d_backward));

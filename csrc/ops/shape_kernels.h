@@ -103,4 +103,9 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad_
 at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups);
 at::Tensor angle(const at::Tensor& self);
 at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out);
+at::Tensor renorm(const at::Tensor& self, const at::Scalar& p, int64_t dim,
+                  const at::Scalar& maxnorm);
+at::Tensor& renorm_(at::Tensor& self, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm);
+at::Tensor& renorm_out(const at::Tensor& self, const at::Scalar& p, int64_t dim,
+                       const at::Scalar& maxnorm, at::Tensor& out);
 }  // namespace torch_tpu::ops
