@@ -169,6 +169,22 @@ def check(fn, *args, grad=True, atol=None, rtol=None, grad_atol=None, grad_rtol=
     return oc, ot
 
 
+def train_like_cpu(cpu_model, loss_fn, make_opt, steps=3, atol=1e-5, rtol=1e-4):
+    """Trains `cpu_model` and a tpu copy for `steps` steps (loss_fn(model,
+    device) -> loss) and compares their parameters afterwards: a whole
+    module, autograd and optimizer flow, beside the per-op checks."""
+    tpu_model = copy.deepcopy(cpu_model).to(DEV)
+    for model in (cpu_model, tpu_model):
+        device = next(model.parameters()).device
+        opt = make_opt(model.parameters())
+        for _ in range(steps):
+            opt.zero_grad()
+            loss_fn(model, device).backward()
+            opt.step()
+    for a, e in zip(tpu_model.parameters(), cpu_model.parameters()):
+        assert_same(a, e, f"parameter after {steps} steps", atol=atol, rtol=rtol)
+
+
 def randn(*shape, dtype=torch.float32):
     return torch.randn(*shape).to(dtype)
 
@@ -662,17 +678,9 @@ def test_video_classifier_trains_like_cpu():
                         nn.Flatten(), nn.LazyLinear(5))
     x = randn(2, 3, 4, 8, 8)
     cpu(x)  # materializes the lazy layer
-    tpu = copy.deepcopy(cpu).to(DEV)
     target = torch.tensor([1, 3])
-    for model in (cpu, tpu):
-        dev = next(model.parameters()).device
-        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-        for _ in range(3):
-            opt.zero_grad()
-            F.cross_entropy(model(x.to(dev)), target.to(dev)).backward()
-            opt.step()
-    for a, e in zip(tpu.parameters(), cpu.parameters()):
-        assert_same(a, e, "parameter after 3 steps", atol=1e-4, rtol=1e-4)
+    train_like_cpu(cpu, lambda m, d: F.cross_entropy(m(x.to(d)), target.to(d)),
+                   lambda p: torch.optim.Adam(p, lr=1e-2), atol=1e-4)
 
 
 @pytest.mark.parametrize("in_hw,out", [((9, 8), 1), ((7, 7), 3), ((9, 8), (4, 3)), ((7, 8), (None, 3))],
@@ -842,19 +850,10 @@ def test_segnet_style_encoder_decoder_trains_like_cpu():
             return self.dec(self.unpool(h, idx, output_size=x.shape[-2:]))
 
     torch.manual_seed(0)
-    cpu = Net()
-    tpu = copy.deepcopy(cpu).to(DEV)
+    model = Net()
     x = randn(2, 3, 9, 10)
-    for model, opt in ((cpu, torch.optim.SGD(cpu.parameters(), lr=0.1)),
-                       (tpu, torch.optim.SGD(tpu.parameters(), lr=0.1))):
-        xd = x.to(next(model.parameters()).device)
-        for _ in range(3):
-            opt.zero_grad()
-            loss = (model(xd) - xd).pow(2).mean()
-            loss.backward()
-            opt.step()
-    for a, e in zip(tpu.parameters(), cpu.parameters()):
-        assert_same(a, e, "parameter after 3 steps", atol=1e-5, rtol=1e-4)
+    train_like_cpu(model, lambda m, d: (m(x.to(d)) - x.to(d)).pow(2).mean(),
+                   lambda p: torch.optim.SGD(p, lr=0.1))
 
 
 INTERP_CASES = [
@@ -1031,18 +1030,10 @@ def test_spatial_transformer_trains_like_cpu():
             return self.head(y.flatten(1))
 
     torch.manual_seed(0)
-    cpu = STN()
-    tpu = copy.deepcopy(cpu).to(DEV)
+    model = STN()
     x, target = randn(4, 3, 8, 8), torch.tensor([0, 1, 2, 3])
-    for model in (cpu, tpu):
-        dev = next(model.parameters()).device
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        for _ in range(3):
-            opt.zero_grad()
-            F.cross_entropy(model(x.to(dev)), target.to(dev)).backward()
-            opt.step()
-    for a, e in zip(tpu.parameters(), cpu.parameters()):
-        assert_same(a, e, "parameter after 3 steps", atol=1e-5, rtol=1e-4)
+    train_like_cpu(model, lambda m, d: F.cross_entropy(m(x.to(d)), target.to(d)),
+                   lambda p: torch.optim.SGD(p, lr=0.1))
 
 
 def test_grid_sample_bad_input_like_cpu():

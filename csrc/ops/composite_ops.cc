@@ -26,11 +26,6 @@ at::Tensor reduce_grad(const at::Tensor& grad_output, const at::Tensor& self, in
   return grad_output;
 }
 
-void write_to(at::Tensor& out, const at::Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
-
 // Source position along one padded dim of each output position.
 at::Tensor pad_source_index(int64_t size, int64_t before, int64_t after, bool reflect,
                             const at::TensorOptions& options, const char* op) {
@@ -189,7 +184,7 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   if (!alpha.equal(1)) r = r * alpha;
   // beta == 0 ignores self entirely (NaN included), as in BLAS.
   if (!beta.equal(0)) r = r + (beta.equal(1) ? self : self * beta);
-  write_to(out, r.expand({mat.size(0)}));
+  write_result(out, r.expand({mat.size(0)}));
   return out;
 }
 
@@ -216,7 +211,7 @@ at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target,
   TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
   at::Tensor d = at::abs(self - target);
   at::Tensor loss = beta == 0 ? d : at::where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta);
-  write_to(out, reduce_loss(loss, reduction));
+  write_result(out, reduce_loss(loss, reduction));
   return out;
 }
 
@@ -226,7 +221,8 @@ at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at:
   at::Tensor diff = self - target;
   at::Tensor local =
       beta == 0 ? at::sign(diff) : at::where(at::abs(diff) < beta, diff / beta, at::sign(diff));
-  write_to(grad_input, (local * reduce_grad(grad_output, self, reduction)).expand(self.sizes()));
+  write_result(grad_input,
+               (local * reduce_grad(grad_output, self, reduction)).expand(self.sizes()));
   return grad_input;
 }
 
@@ -266,24 +262,26 @@ at::Tensor binary_cross_entropy_backward(const at::Tensor& grad_output, const at
 }
 
 at::Tensor& reflection_pad_out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& out) {
-  write_to(out, pad_forward(self, padding, true, "reflection_pad"));
+  write_result(out, pad_forward(self, padding, true, "reflection_pad"));
   return out;
 }
 
 at::Tensor& reflection_pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                         at::IntArrayRef padding, at::Tensor& grad_input) {
-  write_to(grad_input, pad_backward(grad_output, self, padding, true, "reflection_pad_backward"));
+  write_result(grad_input,
+               pad_backward(grad_output, self, padding, true, "reflection_pad_backward"));
   return grad_input;
 }
 
 at::Tensor& replication_pad_out(const at::Tensor& self, at::IntArrayRef padding, at::Tensor& out) {
-  write_to(out, pad_forward(self, padding, false, "replication_pad"));
+  write_result(out, pad_forward(self, padding, false, "replication_pad"));
   return out;
 }
 
 at::Tensor& replication_pad_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                          at::IntArrayRef padding, at::Tensor& grad_input) {
-  write_to(grad_input, pad_backward(grad_output, self, padding, false, "replication_pad_backward"));
+  write_result(grad_input,
+               pad_backward(grad_output, self, padding, false, "replication_pad_backward"));
   return grad_input;
 }
 
@@ -390,7 +388,7 @@ at::Tensor angle(const at::Tensor& self) {
 }
 
 at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out) {
-  write_to(out, ops::angle(self));
+  write_result(out, ops::angle(self));
   return out;
 }
 at::Tensor& renorm_out(const at::Tensor& self, const at::Scalar& p, int64_t dim,
@@ -410,7 +408,7 @@ at::Tensor& renorm_out(const at::Tensor& self, const at::Scalar& p, int64_t dim,
   const at::Tensor norm = at::linalg_vector_norm(self, p, others, /*keepdim=*/true);
   const at::Tensor scale =
       at::where(norm.gt(maxnorm), maxnorm / (norm + 1e-7), at::ones_like(norm));
-  write_to(out, self * scale.to(self.scalar_type()));
+  write_result(out, self * scale.to(self.scalar_type()));
   return out;
 }
 

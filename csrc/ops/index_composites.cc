@@ -9,14 +9,10 @@
 #include <ATen/native/Resize.h>
 
 #include "ops/index_composite_kernels.h"
+#include "ops/out_checks.h"
 
 namespace torch_tpu::ops {
 namespace {
-
-void write_to(at::Tensor& out, const at::Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
 
 at::Tensor on_device(const at::Tensor& host, std::optional<at::Device> device) {
   return host.to(device.value_or(at::Device(c10::DeviceType::PrivateUse1)));
@@ -67,7 +63,7 @@ at::Tensor nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_val
 
 at::Tensor& nonzero_static_out(const at::Tensor& self, int64_t size, int64_t fill_value,
                                at::Tensor& out) {
-  write_to(out, ops::nonzero_static(self, size, fill_value));
+  write_result(out, ops::nonzero_static(self, size, fill_value));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "ops/out_checks.h"
 
 #include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
@@ -31,4 +32,8 @@ void check_out_disjoint(const at::Tensor& out, TensorRefs inputs) {
   }
 }
 
+void write_result(at::Tensor& out, const at::Tensor& value) {
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+}
 }  // namespace torch_tpu::ops

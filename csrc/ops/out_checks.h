@@ -29,6 +29,11 @@ void check_out_castable(const char* op, at::ScalarType result, const at::Tensor&
 // as TensorIterator checks them.
 void check_out_overlap(const at::Tensor& out, TensorRefs inputs);
 
+// Writes a composite op's result into its out= destination: resized as
+// CPU's resize_output does (with its warning for a non-empty one of another
+// shape), then copied.
+void write_result(at::Tensor& out, const at::Tensor& value);
+
 // The stricter rule of gather-like kernels (index_select, gather, sort's
 // values): the destination shares no memory with an input at all.
 void check_out_disjoint(const at::Tensor& out, TensorRefs inputs);

@@ -6,36 +6,18 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 
+#include "ops/out_checks.h"
 #include "ops/vector_product_kernels.h"
 
 namespace torch_tpu::ops {
-namespace {
-
-void write_to(at::Tensor& out, const at::Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
-
-}  // namespace
-
 at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(),
-              "D and ", other.dim(), "D tensors");
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
-              "dot : expected both vectors to have same dtype, but found ", self.scalar_type(),
-              " and ", other.scalar_type());
-  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [",
-              self.numel(), "] and src [", other.numel(),
-              "] to have the same number of elements, but got ", self.numel(), " and ",
-              other.numel(), " elements respectively");
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool,
-                              "\"dot\" not implemented for 'Bool'");
-  // conj(self) . other, summed in the inputs' dtype as CPU's dot returns it.
-  return (self.conj() * other).sum(0, false, self.scalar_type());
+  // dot of the conjugate view (a bit on the view; tpu programs read it), so
+  // dot's checks, in CPU's words, are vdot's too.
+  return at::dot(self.conj(), other);
 }
 
 at::Tensor& vdot_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  write_to(out, ops::vdot(self, other));
+  write_result(out, ops::vdot(self, other));
   return out;
 }
 
@@ -55,7 +37,7 @@ at::Tensor linalg_cross(const at::Tensor& self, const at::Tensor& other, int64_t
 
 at::Tensor& linalg_cross_out(const at::Tensor& self, const at::Tensor& other, int64_t dim,
                              at::Tensor& out) {
-  write_to(out, ops::linalg_cross(self, other, dim));
+  write_result(out, ops::linalg_cross(self, other, dim));
   return out;
 }
 
@@ -91,7 +73,7 @@ at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Te
 
 at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                        const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  write_to(out, ops::addbmm(self, batch1, batch2, beta, alpha));
+  write_result(out, ops::addbmm(self, batch1, batch2, beta, alpha));
   return out;
 }
 
