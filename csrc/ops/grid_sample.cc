@@ -4,13 +4,13 @@
 //
 // The sample positions are data, so each tap is a gather from the
 // flattened input at ((n * C + c) * H + y) * W + x (with D and z in 3d),
-// and the backward's input gradient is the matching scatter-add. The coordinate rules are the CPU
-// kernel's (aten/src/ATen/native/GridSampler.h): unnormalize by
-// align_corners, clip or reflect for the padding mode, a tap outside the
-// input reads 0; a NaN coordinate clips to 0 (the vectorized kernel's
-// max/min), and with zeros padding its NaN weights make the output NaN.
+// and the backward's input gradient is the matching scatter-add. The
+// coordinate rules are the CPU kernel's (aten/src/ATen/native/
+// GridSampler.h): unnormalize by align_corners, clip or reflect for the
+// padding mode, a tap outside the input reads 0; a NaN coordinate clips to 0
+// (the vectorized kernel's max/min), and with zeros padding its NaN weights
+// make the output NaN.
 #include <array>
-#include <functional>
 #include <optional>
 #include <tuple>
 #include <vector>
