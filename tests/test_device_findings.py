@@ -167,3 +167,52 @@ def test_index_fill_into_an_expanded_view_writes_like_cpu(dim, index):
         results.append(base.cpu())
     torch.testing.assert_close(results[1], results[0])
 
+
+
+# ---------------------------------------------------------------------------
+# torch._assert_async: a data check that does not stop the host
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value,message", [
+    (torch.tensor(False), None), (torch.tensor(0.0), "x must be positive"),
+    (torch.tensor(0, dtype=torch.int8), None), (torch.tensor([0j]), "complex zero"),
+])
+def test_assert_async_raises_cpus_error_at_the_next_read(value, message):
+    call = (lambda t: torch._assert_async(t)) if message is None else (
+        lambda t: torch._assert_async(t, message))
+    expected = message or "Expected Tensor with single nonzero value, but got zero"
+    with pytest.raises(RuntimeError, match=expected):
+        call(value)  # CPU raises at the call
+    call(value.to(DEV))  # tpu: launched, nothing read yet
+    with pytest.raises(RuntimeError, match=expected):
+        torch.tpu.synchronize()
+    x = torch.ones(3, device=DEV)
+    assert x.sum().item() == 3.0  # raised once; the device goes on
+    with torch_tpu.eager_mode("debug"), pytest.raises(RuntimeError, match=expected):
+        call(value.to(DEV))
+
+
+def test_assert_async_passes_nonzero_and_nan_and_checks_the_shape_like_cpu():
+    for value in (torch.tensor(True), torch.tensor(3), torch.tensor(float("nan")), torch.tensor([2.0])):
+        torch._assert_async(value)  # CPU: no error
+        torch._assert_async(value.to(DEV), "never raised")
+    torch.tpu.synchronize()
+    for value in (torch.tensor([1, 1]), torch.tensor([])):
+        with pytest.raises(RuntimeError, match="Boolean value of Tensor with"):
+            torch._assert_async(value.to(DEV))
+
+
+def test_exported_program_with_a_data_dependent_assert_runs_on_tpu():
+    class Positive(torch.nn.Module):
+        def forward(self, x):
+            torch._assert_async(x.min() > 0, "inputs must be positive")
+            return x.log()
+
+    ep = torch.export.export(Positive(), (torch.rand(3) + 1,))
+    assert "aten._assert_async.msg" in {str(n.target) for n in ep.graph.nodes}
+    module = ep.module()
+    x = torch.rand(3) + 1
+    assert torch.allclose(module(x.to(DEV)).cpu(), x.log())
+    module(torch.tensor([-1.0, 2.0, 3.0], device=DEV))
+    with pytest.raises(RuntimeError, match="inputs must be positive"):
+        torch.tpu.synchronize()

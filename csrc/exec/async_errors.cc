@@ -138,6 +138,12 @@ void read_index_status(DeviceErrors& e, int device_index) {
                                  : "invalid multinomial distribution (sum of probabilities <= 0)") +
                       where;
       return;
+    case DeviceFinding::kAssertionFailed:
+      // The assert's own message, as CPU raises it (CUDA reports a
+      // device-side assert at its next sync, without the message).
+      e.index_error_class = IndexErrorClass::kRuntimeError;
+      e.index_error = op.name + where;
+      return;
     case DeviceFinding::kInvalidMaxIndex: {
       // The CPU kernel's message; the plane's sizes as the finding packs them.
       std::string volume = s[2] >= 0 ? std::to_string(s[2]) + "x" : "";

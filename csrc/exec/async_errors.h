@@ -47,6 +47,8 @@ enum class DeviceFinding : int64_t {
   // {index, output depth (-1 in 2d), height << 32 | width}: max_unpool's
   // index outside its output plane
   kInvalidMaxIndex = 5,
+  // torch._assert_async's condition was zero; the "op" is the message
+  kAssertionFailed = 6,
 };
 
 // Work whose failure must surface at the next sync (a launch's completion,

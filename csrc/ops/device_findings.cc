@@ -66,6 +66,13 @@ Value invalid_distribution_finding(Builder& b, Value p) {
   return finding_if(b, found, DeviceFinding::kInvalidDistribution, which, -1, 0);
 }
 
+Value assertion_finding(Builder& b, Value condition) {
+  Value c = b.reshape(condition, {});
+  Value zero = b.compare(Compare::kEQ, c, b.zeros(c.type));
+  if (hlo::is_complex(c.type.element)) zero = b.reshape(zero, {});
+  return finding_if(b, zero, DeviceFinding::kAssertionFailed, s64(b, 0), -1, 0);
+}
+
 std::pair<Value, Value> flagged_value(Builder& b, Value flagged, Value values, bool last) {
   const int64_t n = values.type.dims.at(0);
   Value iota = b.iota({ElementType::kS64, {n}}, 0);

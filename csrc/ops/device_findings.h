@@ -25,6 +25,10 @@ hlo::Value too_few_elements_finding(hlo::Builder& b, hlo::Value needed, int64_t 
 // inf, NaN or negative, else a row that sums to <= 0.
 hlo::Value invalid_distribution_finding(hlo::Builder& b, hlo::Value p);
 
+// DeviceFinding::kAssertionFailed when the one-element `condition` is zero
+// (a NaN is not zero), else no finding.
+hlo::Value assertion_finding(hlo::Builder& b, hlo::Value condition);
+
 // The first (or `last`) element, in row-major order, of the s64 vector
 // `values` where the pred vector `flagged` is set: {found (pred), value
 // (s64, 0 when none)}.

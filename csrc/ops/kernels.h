@@ -227,6 +227,10 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices,
                              at::IntArrayRef output_size, at::IntArrayRef stride,
                              at::IntArrayRef padding, at::Tensor& out);
 
+// assert_async.cc
+void assert_async(const at::Tensor& self);
+void assert_async_msg(const at::Tensor& self, c10::string_view assert_msg);
+
 // record_stream.cc
 void record_stream(at::Tensor& self, at::Stream stream);
 

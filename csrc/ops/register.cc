@@ -171,6 +171,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("renorm_", TORCH_FN(renorm_));
   m.impl("renorm.out", TORCH_FN(renorm_out));
   m.impl("record_stream", TORCH_FN(record_stream));
+  m.impl("_assert_async", TORCH_FN(assert_async));
+  m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
   m.impl("grid_sampler_2d", TORCH_FN(grid_sampler_2d));
   m.impl("grid_sampler_2d_backward", TORCH_FN(grid_sampler_2d_backward));
   m.impl("grid_sampler_3d", TORCH_FN(grid_sampler_3d));
