@@ -1159,6 +1159,51 @@ def test_kl_div_target_with_zeros():
     check(lambda x, t: F.kl_div(x.log_softmax(1), t, reduction="sum"), randn(N, C), t)
 
 
+@pytest.mark.parametrize("kw", [dict(), dict(p=2, margin=0.5), dict(weight=True),
+                                dict(p=2, weight=True, reduction="sum"), dict(reduction="none")],
+                         ids=["default", "p2-margin", "weight", "p2-weight-sum", "none"])
+def test_multi_margin_loss(kw):
+    kw = dict(kw)
+    args = [randn(5, 4), Const(torch.tensor([1, 0, 3, 3, 2]))]
+    if kw.pop("weight", False):
+        args.append(Const(torch.rand(4) + 0.5))
+        check(lambda x, y, w: F.multi_margin_loss(x, y, weight=w, **kw), *args)
+    else:
+        check(lambda x, y: F.multi_margin_loss(x, y, **kw), *args)
+    check(lambda x, y: nn.MultiMarginLoss()(x, y), randn(4), Const(torch.tensor(2)))  # one sample
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multilabel_margin_loss(reduction):
+    # targets end at the first -1 (none in the last row), repeats count twice
+    targets = torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0], [2, 2, -1, 0], [0, 1, 2, 3]])
+    check(lambda x, t: F.multilabel_margin_loss(x, t, reduction=reduction), randn(5, 4), Const(targets))
+    check(lambda x, t: nn.MultiLabelMarginLoss()(x, t), randn(4), Const(targets[0]))
+
+
+def test_margin_losses_bad_targets_like_cpu():
+    x = randn(5, 4)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(x, torch.tensor([1, 0, 5, 0, 0]))
+    F.multi_margin_loss(x.to(DEV), torch.tensor([1, 0, 5, 0, 0], device=DEV))  # found on the device
+    with pytest.raises(RuntimeError, match="target out of range"):
+        torch.tpu.synchronize()
+    bad = torch.tensor([[5, -1, 0, 0]] * 5)
+    with pytest.raises(RuntimeError, match="argument #2 'target' is out of range"):
+        F.multilabel_margin_loss(x, bad)
+    F.multilabel_margin_loss(x.to(DEV), bad.to(DEV))
+    with pytest.raises(RuntimeError, match="argument #2 'target' is out of range"):
+        torch.tpu.synchronize()
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="inconsistent target size"):
+            F.multilabel_margin_loss(x.to(device), bad[:2].to(device))
+        with pytest.raises(RuntimeError, match="target tensor should be 1-D"):
+            F.multi_margin_loss(x.to(device), torch.tensor([1, 0], device=device))
+        with pytest.raises(RuntimeError, match="inconsistent weight size"):
+            F.multi_margin_loss(x.to(device), torch.zeros(5, dtype=torch.long, device=device),
+                                weight=torch.ones(3, device=device))
+
+
 # ---------------------------------------------------------------------------
 # 5. embedding and attention
 # ---------------------------------------------------------------------------

@@ -228,7 +228,8 @@ ALLOW = [
     "nn.functional.channel_shuffle", "_native_batch_norm_legit", "_batch_norm_with_update",
     "angle", "addbmm", "vdot", "linalg.vecdot", "cross", "linalg.cross", "index_reduce.mean",
     "index_reduce.prod", "index_reduce.amin", "index_reduce.amax", "nonzero_static",
-    "triu_indices", "tril_indices", "histogram", "renorm",
+    "triu_indices", "tril_indices", "histogram", "renorm", "nn.functional.multi_margin_loss",
+    "nn.functional.multilabel_margin_loss",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -263,8 +264,6 @@ NOT_YET = {
     # factories
     # nn
     "nn.functional.rrelu": "aten::rrelu_with_noise",
-    "nn.functional.multi_margin_loss": "aten::multi_margin_loss",
-    "nn.functional.multilabel_margin_loss": "aten::multilabel_margin_loss_forward",
     # random: lowered (Threefry, see test_nn_ops.py) or not, the values cannot match
     # the CPU generator's, so a differential test says nothing
     "uniform": "random values from tpu's generator differ from CPU's",

@@ -8,22 +8,16 @@
 #include <ATen/native/Resize.h>
 
 #include "ops/device_empty.h"
+#include "ops/loss_reduction.h"
 #include "ops/out_checks.h"
 #include "ops/shape_kernels.h"
 
 namespace torch_tpu::ops {
 namespace {
 
-at::Tensor reduce_loss(const at::Tensor& loss, int64_t reduction) {
-  if (reduction == at::Reduction::Mean) return loss.mean();
-  if (reduction == at::Reduction::Sum) return loss.sum();
-  return loss;
-}
-
-// d(reduce(loss))/d(loss) times grad_output, for the elementwise backward.
+// d(reduce(loss))/d(loss) times grad_output, for an elementwise loss.
 at::Tensor reduce_grad(const at::Tensor& grad_output, const at::Tensor& self, int64_t reduction) {
-  if (reduction == at::Reduction::Mean) return grad_output / static_cast<double>(self.numel());
-  return grad_output;
+  return ops::reduce_grad(grad_output, self.numel(), reduction);
 }
 
 // Source position along one padded dim of each output position.

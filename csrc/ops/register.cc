@@ -23,6 +23,7 @@
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
 #include "ops/ldexp_kernels.h"
+#include "ops/margin_loss_kernels.h"
 #include "ops/membership_kernels.h"
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
@@ -154,6 +155,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_reduce", TORCH_FN(index_reduce));
   m.impl("index_reduce_", TORCH_FN(index_reduce_));
   m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
+  m.impl("multi_margin_loss", TORCH_FN(multi_margin_loss));
+  m.impl("multi_margin_loss_backward", TORCH_FN(multi_margin_loss_backward));
+  m.impl("multilabel_margin_loss_forward", TORCH_FN(multilabel_margin_loss_forward));
+  m.impl("multilabel_margin_loss_backward", TORCH_FN(multilabel_margin_loss_backward));
   m.impl("histogram.bin_ct", TORCH_FN(histogram_bin_ct));
   m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
   m.impl("vdot", TORCH_FN(vdot));
