@@ -1727,6 +1727,30 @@ def test_distribution_argument_checks_like_cpu():
     assert d.sample((5,)).device.type == DEV
 
 
+def test_rrelu_training_draws_slopes_and_eval_matches_cpu():
+    torch.manual_seed(0)
+    y = torch.randn(10000).to(DEV).requires_grad_()
+    out = F.rrelu(y, 0.1, 0.3, training=True)
+    slope = (out / y).detach().cpu()
+    negative = y.detach().cpu() <= 0
+    assert 0.1 <= slope[negative].min() and slope[negative].max() <= 0.3
+    assert abs(slope[negative].mean().item() - 0.2) < 0.005
+    assert torch.all(slope[~negative] == 1)
+    out.sum().backward()  # the gradient is the slope each element drew
+    torch.testing.assert_close(y.grad.cpu()[negative], slope[negative])
+    x = torch.tensor([-1.0, 2.0, float("nan"), 0.0, -3.0])
+    check(lambda t: F.rrelu(t, 0.1, 0.3, training=False), x)  # leaky_relu with the mean slope
+    noise = torch.full((5,), 7.0, device=DEV)
+    torch.ops.aten.rrelu_with_noise(x.to(DEV), noise, 0.1, 0.3, False)
+    assert torch.all(noise.cpu() == 7.0)  # evaluation leaves the noise alone, as on CPU
+    noise = torch.empty(5, device=DEV)
+    assert torch.isnan(torch.ops.aten.rrelu_with_noise(x.to(DEV), noise, 0.1, 0.3, True).cpu()[2])
+    assert noise.cpu()[1] == 1.0 and noise.cpu()[2] == 1.0  # positive and NaN keep slope 1
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="noise tensor shape must match"):
+            torch.ops.aten.rrelu_with_noise(x.to(device), torch.empty(3, device=device), 0.1, 0.3, True)
+
+
 def test_gumbel_max_sampling_matches_the_distribution():
     """What vLLM's sampler does: probs / exponential noise, argmax."""
     torch.manual_seed(0)

@@ -257,6 +257,18 @@ at::Tensor& cauchy_(at::Tensor& self, double median, double sigma,
 at::Tensor& log_normal_(at::Tensor& self, double mean, double std,
                         std::optional<at::Generator> gen);
 at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen);
+at::Tensor rrelu_with_noise(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                            const at::Scalar& upper, bool training,
+                            std::optional<at::Generator> gen);
+at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                              const at::Scalar& upper, bool training,
+                              std::optional<at::Generator> gen);
+at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                                 const at::Scalar& upper, bool training,
+                                 std::optional<at::Generator> gen, at::Tensor& out);
+at::Tensor rrelu_with_noise_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                     const at::Tensor& noise, const at::Scalar& lower,
+                                     const at::Scalar& upper, bool training, bool self_is_result);
 at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen);
 at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p,
                               std::optional<at::Generator> gen);

@@ -6,6 +6,7 @@
 // number of values drawn, so a seed gives the same sequence on every run and
 // consecutive draws never reuse counters. Seed and offset are runtime
 // scalars: drawing again does not recompile.
+#include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/Resize.h>
@@ -259,6 +260,53 @@ at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> 
                                   b.splat(b.unary("log_plus_one", b.unary("negate", in[2])), dims));
                      return b.convert(b.unary("ceil", trials), t);
                    });
+}
+
+// nn.RReLU: in training each element <= 0 is scaled by a slope drawn from
+// U(lower, upper), recorded in `noise` (1 elsewhere) for the backward; in
+// evaluation, leaky_relu with the mean slope and `noise` untouched (CPU).
+at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                                 const at::Scalar& upper, bool training,
+                                 std::optional<at::Generator> gen, at::Tensor& out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "\"rrelu_with_noise_out_cpu\" not implemented for '",
+                              c10::toString(self.scalar_type()), "'");
+  TORCH_CHECK(self.sym_sizes() == noise.sym_sizes(),
+              "noise tensor shape must match self tensor shape. Got self.shape = ", self.sizes(),
+              " noise.shape = ", noise.sizes());
+  at::Tensor value;
+  if (training) {
+    const at::Tensor slopes =
+        at::empty_like(self).uniform_(lower.toDouble(), upper.toDouble(), gen);
+    noise.copy_(at::where(self.le(0), slopes, at::ones_like(self)));
+    value = self * noise;
+  } else {
+    value = at::leaky_relu(self, (lower.toDouble() + upper.toDouble()) / 2);
+  }
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+  return out;
+}
+
+at::Tensor rrelu_with_noise(const at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                            const at::Scalar& upper, bool training,
+                            std::optional<at::Generator> gen) {
+  at::Tensor out = at::empty_like(self);
+  return rrelu_with_noise_out(self, noise, lower, upper, training, gen, out);
+}
+
+at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor& noise, const at::Scalar& lower,
+                              const at::Scalar& upper, bool training,
+                              std::optional<at::Generator> gen) {
+  return rrelu_with_noise_out(self, noise, lower, upper, training, gen, self);
+}
+
+at::Tensor rrelu_with_noise_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                     const at::Tensor& noise, const at::Scalar& lower,
+                                     const at::Scalar& upper, bool training, bool self_is_result) {
+  if (training && upper.toDouble() - lower.toDouble() > 1e-6) return grad_output * noise;
+  return at::leaky_relu_backward(grad_output, self, (lower.toDouble() + upper.toDouble()) / 2,
+                                 self_is_result);
 }
 
 at::Tensor& bernoulli_float_(at::Tensor& self, double p, std::optional<at::Generator> gen) {

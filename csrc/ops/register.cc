@@ -223,6 +223,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cauchy_", TORCH_FN(cauchy_));
   m.impl("log_normal_", TORCH_FN(log_normal_));
   m.impl("geometric_", TORCH_FN(geometric_));
+  m.impl("rrelu_with_noise", TORCH_FN(rrelu_with_noise));
+  m.impl("rrelu_with_noise_", TORCH_FN(rrelu_with_noise_));
+  m.impl("rrelu_with_noise.out", TORCH_FN(rrelu_with_noise_out));
+  m.impl("rrelu_with_noise_backward", TORCH_FN(rrelu_with_noise_backward));
   m.impl("bernoulli_.float", TORCH_FN(bernoulli_float_));
   m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
   m.impl("random_.from", TORCH_FN(random_from_));
