@@ -507,6 +507,13 @@ def test_shrink_prelu_rsub_channel_shuffle_edges_like_cpu():
     check(lambda t: (F.softshrink(t, 0.5), F.hardshrink(t, 0.5), F.hardshrink(t, 0.0)), x, grad=False)
     check(lambda t, w: F.prelu(t, w), x.view(1, 8), torch.tensor([0.25]), grad=False)
     check(lambda a, b: torch.rsub(a, b, alpha=2), torch.arange(4), torch.ones(4), grad=False)
+    a, b = randn(2, 3), randn(3, 2).t()
+    for x, y in ((a, b), (b, a)):  # the result takes other's layout, as CPU's sub(other, self)
+        assert torch.rsub(x.to(DEV), y.to(DEV)).stride() == torch.rsub(x, y).stride()
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double"):
+            torch.ops.aten.rsub.Tensor_out(a.to(device), a.to(device),
+                                           out=torch.empty(2, 3, dtype=torch.float64, device=device))
     check(lambda t: (F.channel_shuffle(t, 3), nn.ChannelShuffle(2)(t)), randn(2, 6, 3, 3))
     cases = [
         (lambda d: F.softshrink(torch.ones(3, device=d), -1), RuntimeError, "lambda must be in range"),

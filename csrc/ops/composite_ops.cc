@@ -415,4 +415,19 @@ at::Tensor renorm(const at::Tensor& self, const at::Scalar& p, int64_t dim,
 at::Tensor& renorm_(at::Tensor& self, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm) {
   return renorm_out(self, p, dim, maxnorm, self);
 }
+// rsub(self, other) is other - alpha * self: sub with its operands swapped,
+// so the result takes other's layout and sub's checks, as on CPU.
+at::Tensor rsub_tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return at::sub(other, self, alpha);
+}
+
+at::Tensor& rsub_tensor_out(const at::Tensor& self, const at::Tensor& other,
+                            const at::Scalar& alpha, at::Tensor& out) {
+  const at::Tensor value = at::sub(other, self, alpha);
+  // CPU's out= for rsub (a generated wrapper of the functional op) wants
+  // the exact result dtype.
+  check_out_dtype("rsub", out, value.scalar_type());
+  write_result(out, value);
+  return out;
+}
 }  // namespace torch_tpu::ops

@@ -838,11 +838,6 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       // Binary arithmetic.
       {"add", {R::kPromoted, add_like("add"), {"self", "other"}}},
       {"sub", {R::kPromoted, add_like("subtract"), {"self", "other"}}},
-      // other - alpha * self
-      {"rsub", {R::kPromoted, [](Builder& b, const Inputs& in) {
-         Value rhs = in.has("alpha") ? b.binary("multiply", in["self"], in["alpha"]) : in["self"];
-         return b.binary("subtract", in["other"], rhs); },
-       {"self", "other"}}},
       {"mul", {R::kPromoted, binary("multiply")}},
       {"div", {R::kFloat, [](Builder& b, const Inputs& in) {
          const std::string mode = in.attr("rounding_mode");
@@ -1109,8 +1104,7 @@ std::vector<std::string> overloads() {
         "polygamma.out", "i0", "i0_", "i0.out", "special_i1", "special_i1.out", "heaviside",
         "heaviside_", "heaviside.out", "softshrink", "softshrink.out", "hardshrink",
         "hardshrink.out", "softshrink_backward", "softshrink_backward.grad_input",
-        "hardshrink_backward", "hardshrink_backward.grad_input", "_prelu_kernel", "rsub.Tensor",
-        "rsub.Tensor_out"}) {
+        "hardshrink_backward", "hardshrink_backward.grad_input", "_prelu_kernel"}) {
     names.push_back(extra);
   }
   return names;
@@ -1214,7 +1208,7 @@ OverloadInfo describe_overload(const c10::OperatorHandle& op) {
   info.self_first_in_layout =
       info.name == "threshold_backward" || info.name == "leaky_relu_backward";
   static const std::unordered_set<std::string> checked_ops = {
-      "sub",        "addcdiv",  "clamp", "gelu", "gelu_backward", "where", "masked_fill", "rsub",
+      "sub",        "addcdiv",  "clamp", "gelu", "gelu_backward", "where", "masked_fill",
       "softshrink", "hardtanh", "pow",   "abs",  "div",           "round", "lerp"};
   info.has_argument_checks = checked_ops.count(info.name) > 0;
   info.is_div = info.name == "div";
@@ -1370,7 +1364,7 @@ void check_op_arguments(const OverloadInfo& info, const Operands& operands, cons
                         at::ScalarType compute) {
   const std::string& name = info.name;
   const std::string& op_name = info.op_name;
-  if (name == "sub" || name == "rsub") {
+  if (name == "sub") {
     const Operand* self = find_operand(operands, "self");
     const Operand* other = find_operand(operands, "other");
     const bool self_bool = self && operand_dtype(*self) == at::kBool;

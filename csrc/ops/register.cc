@@ -170,6 +170,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addbmm_", TORCH_FN(addbmm_));
   m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   m.impl("channel_shuffle", TORCH_FN(channel_shuffle));
+  m.impl("rsub.Tensor", TORCH_FN(rsub_tensor));
+  m.impl("rsub.Tensor_out", TORCH_FN(rsub_tensor_out));
   m.impl("angle", TORCH_FN(angle));
   m.impl("angle.out", TORCH_FN(angle_out));
   m.impl("renorm", TORCH_FN(renorm));

@@ -101,6 +101,9 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad_
                                                          const at::Tensor& self,
                                                          const at::Tensor& weight);
 at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups);
+at::Tensor rsub_tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha);
+at::Tensor& rsub_tensor_out(const at::Tensor& self, const at::Tensor& other,
+                            const at::Scalar& alpha, at::Tensor& out);
 at::Tensor angle(const at::Tensor& self);
 at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out);
 at::Tensor renorm(const at::Tensor& self, const at::Scalar& p, int64_t dim,
