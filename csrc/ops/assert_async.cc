@@ -7,7 +7,6 @@
 #include <string>
 
 #include "core/dtype_map.h"
-#include "ops/device_empty.h"
 #include "ops/device_findings.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
@@ -19,17 +18,11 @@ void assert_on_device(const at::Tensor& self, const std::string& message) {
   // CPU's is_nonzero checks, on the host: they depend on the shape only.
   TORCH_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
   TORCH_CHECK(self.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
-  // A program needs a destination to run; the condition's truth value is
-  // written to a scratch scalar nobody reads.
-  at::Tensor scratch = device_empty({}, self.options().dtype(at::kBool));
   TensorProgram program("_assert_async", "assert_async");
   program.input(self);
-  program.output(scratch);
   program.report_findings(message.c_str(), IndexErrorClass::kRuntimeError);
   program.run([&](hlo::Builder& b, const std::vector<hlo::Value>& in) {
-    hlo::Value c = b.reshape(in[0], {});
-    hlo::Value nonzero = b.compare(hlo::Compare::kNE, c, b.zeros(c.type));
-    return std::vector<hlo::Value>{nonzero, assertion_finding(b, in[0])};
+    return std::vector<hlo::Value>{assertion_finding(b, in[0])};
   });
 }
 

@@ -400,7 +400,11 @@ void TensorProgram::plan_views_and_writes() {
 void TensorProgram::run(Lowering lower) {
   bool any_output = false;
   for (const auto& o : outputs_) any_output |= o.first >= 0;
-  if (!any_output) return;  // every destination is empty
+  // Every destination empty: nothing to do. A program with no destination
+  // at all that checks data still runs: its finding is its result
+  // (_assert_async).
+  const bool finding_only = outputs_.empty() && index_check_op_ != nullptr;
+  if (!any_output && !finding_only) return;
   // (TORCH_TPU_DEBUG_NAN checks each op's results at the op)
   if (current_eager_mode() == EagerMode::kDeferAndFuse && !nan_check_enabled()) {
     defer(lower);
@@ -465,7 +469,9 @@ void TensorProgram::defer_zeros(DeviceStorage& storage, hlo::ElementType wanted)
   OpNode node;
   node.function = &FragmentCache::get().find_or_lower(
       std::string("zeros:") + hlo::mlir_name(element) + ":" + std::to_string(count),
-      [&](hlo::Builder& b) { b.set_results({b.zeros({element, {count}})}); });
+      [&](hlo::Builder& b) {
+        b.set_results({b.zeros({element, {count}})});
+      });
   node.writes.push_back({&storage, element});
   defer_op(device_index_, node);
 }
