@@ -163,13 +163,6 @@ at::Tensor& separable_map(const char* op, const std::string& key, const at::Tens
   const ElementType t = element_type_for(st, op);
   const ElementType compute = st == at::kDouble ? ElementType::kF64 : ElementType::kF32;
   const size_t k = in_sizes.size();
-  std::vector<AxisMap> maps;
-  for (size_t j = 0; j < k; ++j) {
-    maps.push_back(
-        compute == ElementType::kF64
-            ? axis_map<double>(mode, in_sizes[j], out_sizes[j], align_corners, scales[j])
-            : axis_map<float>(mode, in_sizes[j], out_sizes[j], align_corners, scales[j]));
-  }
   const std::vector<int64_t>& from = transpose ? out_sizes : in_sizes;
   int64_t plane = 1;
   for (int64_t n : from) plane *= n;
@@ -186,8 +179,14 @@ at::Tensor& separable_map(const char* op, const std::string& key, const at::Tens
       const int64_t along = static_cast<int64_t>(j) + 1;
       // dot_general puts x's free dims first and the matrix's free dim
       // last; the permutation moves that one back to `along`.
-      x = b.dot_general(x, matrix_constant(b, maps[j], compute), {}, {}, {along},
-                        {transpose ? 0 : 1}, compute);
+      // The matrix is built here, when the program is lowered, not on
+      // every call that finds it compiled.
+      const AxisMap map =
+          compute == ElementType::kF64
+              ? axis_map<double>(mode, in_sizes[j], out_sizes[j], align_corners, scales[j])
+              : axis_map<float>(mode, in_sizes[j], out_sizes[j], align_corners, scales[j]);
+      x = b.dot_general(x, matrix_constant(b, map, compute), {}, {}, {along}, {transpose ? 0 : 1},
+                        compute);
       std::vector<int64_t> perm;
       for (int64_t d = 0; d < rank; ++d) {
         perm.push_back(d < along ? d : d == along ? rank - 1 : d - 1);
