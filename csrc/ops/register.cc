@@ -23,6 +23,7 @@
 #include "ops/index_write_kernels.h"
 #include "ops/kernels.h"
 #include "ops/ldexp_kernels.h"
+#include "ops/linalg_kernels.h"
 #include "ops/margin_loss_kernels.h"
 #include "ops/membership_kernels.h"
 #include "ops/missing_op.h"
@@ -163,6 +164,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
   m.impl("vdot", TORCH_FN(vdot));
   m.impl("vdot.out", TORCH_FN(vdot_out));
+  m.impl("linalg_cholesky_ex.L", TORCH_FN(linalg_cholesky_ex_out));
+  m.impl("cholesky", TORCH_FN(ops::cholesky));
+  m.impl("cholesky.out", TORCH_FN(cholesky_out));
+  m.impl("_cholesky_solve_helper", TORCH_FN(cholesky_solve_helper));
+  m.impl("cholesky_inverse", TORCH_FN(ops::cholesky_inverse));
+  m.impl("cholesky_inverse.out", TORCH_FN(cholesky_inverse_out));
+  m.impl("linalg_solve_triangular", TORCH_FN(ops::linalg_solve_triangular));
+  m.impl("linalg_solve_triangular.out", TORCH_FN(linalg_solve_triangular_out));
+  m.impl("triangular_solve.X", TORCH_FN(triangular_solve_out));
+  m.impl("linalg_lu_factor_ex.out", TORCH_FN(linalg_lu_factor_ex_out));
+  m.impl("linalg_lu_solve.out", TORCH_FN(linalg_lu_solve_out));
+  m.impl("_linalg_solve_ex.result", TORCH_FN(linalg_solve_ex_out));
+  m.impl("linalg_inv_ex.inverse", TORCH_FN(linalg_inv_ex_out));
+  m.impl("_linalg_det.result", TORCH_FN(linalg_det_out));
+  m.impl("_linalg_slogdet.sign", TORCH_FN(linalg_slogdet_out));
   m.impl("linalg_cross", TORCH_FN(linalg_cross));
   m.impl("linalg_cross.out", TORCH_FN(linalg_cross_out));
   m.impl("addbmm", TORCH_FN(addbmm));

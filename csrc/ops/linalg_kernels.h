@@ -1,0 +1,48 @@
+// Linear algebra on tpu: the Cholesky family (ops/cholesky.cc), triangular
+// solves (ops/triangular_solve.cc) and the LU family (ops/lu.cc).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <tuple>
+
+namespace torch_tpu::ops {
+
+std::tuple<at::Tensor&, at::Tensor&> linalg_cholesky_ex_out(const at::Tensor& self, bool upper,
+                                                            bool check_errors, at::Tensor& L,
+                                                            at::Tensor& info);
+at::Tensor cholesky(const at::Tensor& self, bool upper);
+at::Tensor& cholesky_out(const at::Tensor& self, bool upper, at::Tensor& out);
+at::Tensor cholesky_solve_helper(const at::Tensor& self, const at::Tensor& A, bool upper);
+at::Tensor cholesky_inverse(const at::Tensor& self, bool upper);
+at::Tensor& cholesky_inverse_out(const at::Tensor& self, bool upper, at::Tensor& out);
+
+at::Tensor linalg_solve_triangular(const at::Tensor& A, const at::Tensor& B, bool upper, bool left,
+                                   bool unitriangular);
+at::Tensor& linalg_solve_triangular_out(const at::Tensor& A, const at::Tensor& B, bool upper,
+                                        bool left, bool unitriangular, at::Tensor& out);
+std::tuple<at::Tensor&, at::Tensor&> triangular_solve_out(const at::Tensor& self,
+                                                          const at::Tensor& A, bool upper,
+                                                          bool transpose, bool unitriangular,
+                                                          at::Tensor& X, at::Tensor& M);
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_factor_ex_out(
+    const at::Tensor& A, bool pivot, bool check_errors, at::Tensor& LU, at::Tensor& pivots,
+    at::Tensor& info);
+at::Tensor linalg_lu_solve(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B,
+                           bool left, bool adjoint);
+at::Tensor& linalg_lu_solve_out(const at::Tensor& LU, const at::Tensor& pivots, const at::Tensor& B,
+                                bool left, bool adjoint, at::Tensor& out);
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_solve_ex_out(
+    const at::Tensor& A, const at::Tensor& B, bool left, bool check_errors, at::Tensor& result,
+    at::Tensor& LU, at::Tensor& pivots, at::Tensor& info);
+std::tuple<at::Tensor&, at::Tensor&> linalg_inv_ex_out(const at::Tensor& A, bool check_errors,
+                                                       at::Tensor& inverse, at::Tensor& info);
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_det_out(const at::Tensor& A,
+                                                                 at::Tensor& result, at::Tensor& LU,
+                                                                 at::Tensor& pivots);
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_slogdet_out(
+    const at::Tensor& A, at::Tensor& sign, at::Tensor& logabsdet, at::Tensor& LU,
+    at::Tensor& pivots);
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,315 @@
+// See ops/linalg_lowering.h.
+#include "ops/linalg_lowering.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace torch_tpu::ops {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::TensorType;
+using hlo::Value;
+
+namespace {
+
+Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
+
+// Any element of each matrix set, for a pred [batch..., m, n]: pred [batch...].
+Value any_in_matrix(Builder& b, Value flags) {
+  const size_t r = flags.type.rank();
+  Value as_int = b.convert(flags, ElementType::kS32);
+  Value count = b.reduce(as_int, b.constant_int(ElementType::kS32, 0),
+                         {static_cast<int64_t>(r - 2), static_cast<int64_t>(r - 1)}, "maximum");
+  return b.compare(Compare::kNE, count, b.zeros(count.type));
+}
+
+Value any_of(Builder& b, Value flags) {
+  std::vector<int64_t> all(flags.type.rank());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  Value count = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0),
+                         all, "maximum");
+  return b.compare(Compare::kNE, count, b.zeros(count.type));
+}
+
+// LAPACK's potrf info for the flattened batch w [B, n, n] (Hermitian, lower
+// triangle meaningful) of the matrices `failed` marks: an unblocked
+// right-looking factorization that stops at the first pivot that is not
+// positive (or is NaN), run only while some failed matrix has no info yet,
+// so a batch that factorized costs no iteration.
+Value potrf_info(Builder& b, Value w, Value failed) {
+  const int64_t batch = w.type.dims[0], n = w.type.dims[1];
+  const ElementType t = w.type.element;
+  const bool complex = hlo::is_complex(t);
+  const ElementType real = complex ? hlo::real_part_type(t) : t;
+  Value info0 = b.zeros({ElementType::kS32, {batch}});
+  auto loop = b.while_loop(
+      {s64(b, 0), w, info0, failed},
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value more = c.compare(Compare::kLT, v[0], s64(c, n));
+        Value open = c.binary("and", v[3], c.compare(Compare::kEQ, v[2], c.zeros(v[2].type)));
+        return c.binary("and", more, any_of(c, open));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value j = v[0], m = v[1], info = v[2], flagged = v[3];
+        Value zero = s64(c, 0);
+        Value d = c.reshape(c.dynamic_slice(m, {zero, j, j}, {batch, 1, 1}), {batch});
+        if (complex) d = c.op("stablehlo.real", {d}, {real, {batch}});
+        Value bad = c.unary("not", c.compare(Compare::kGT, d, c.zeros(d.type)));
+        Value newly = c.binary(
+            "and", c.binary("and", flagged, c.compare(Compare::kEQ, info, c.zeros(info.type))),
+            bad);
+        Value order = c.splat(c.convert(c.binary("add", j, s64(c, 1)), ElementType::kS32), {batch});
+        info = c.select(newly, order, info);
+        // Column j below the pivot, divided by its root: the rank-1 update
+        // of the trailing matrix.
+        Value col = c.reshape(c.dynamic_slice(m, {zero, zero, j}, {batch, n, 1}), {batch, n});
+        Value root = c.unary("sqrt", d);
+        if (complex) root = c.convert(root, t);
+        Value l = c.binary("divide", col, c.broadcast_in_dim(root, {batch, n}, {0}));
+        Value below = c.compare(Compare::kGT, c.iota({ElementType::kS64, {batch, n}}, 1),
+                                c.splat(j, {batch, n}));
+        l = c.select(below, l, c.zeros(l.type));
+        Value lc = complex ? c.conj(l) : l;
+        Value outer = c.binary("multiply", c.broadcast_in_dim(l, {batch, n, n}, {0, 1}),
+                               c.broadcast_in_dim(lc, {batch, n, n}, {0, 2}));
+        m = c.binary("subtract", m, outer);
+        return std::vector<Value>{c.binary("add", j, s64(c, 1)), m, info, flagged};
+      });
+  // A matrix XLA could not factorize whose pivots all came out positive
+  // here (rounding at the edge of definiteness): its last minor.
+  Value info = loop[2];
+  Value unset = b.binary("and", failed, b.compare(Compare::kEQ, info, b.zeros(info.type)));
+  return b.select(unset, b.splat(b.constant_int(ElementType::kS32, n), {batch}), info);
+}
+
+// |x| as LAPACK's pivot search measures it: |re| + |im| for complex.
+Value pivot_magnitude(Builder& b, Value x) {
+  if (!hlo::is_complex(x.type.element)) return b.unary("abs", x);
+  const TensorType part{hlo::real_part_type(x.type.element), x.type.dims};
+  return b.binary("add", b.unary("abs", b.op("stablehlo.real", {x}, part)),
+                  b.unary("abs", b.op("stablehlo.imag", {x}, part)));
+}
+
+// Row `row` ([B] s64, one per matrix) of w [B, m, n]: [B, n].
+Value row_at(Builder& b, Value w, Value row) {
+  const int64_t batch = w.type.dims[0], m = w.type.dims[1], n = w.type.dims[2];
+  Value rows = b.iota({ElementType::kS64, {batch, m, n}}, 1);
+  Value pick = b.compare(Compare::kEQ, rows, b.broadcast_in_dim(row, {batch, m, n}, {0}));
+  return b.reduce(b.select(pick, w, b.zeros(w.type)), b.constant(w.type.element, 0), {1}, "add");
+}
+
+}  // namespace
+
+LuResult lu_factor(Builder& b, Value a) {
+  const auto& dims = a.type.dims;
+  const size_t r = dims.size();
+  const int64_t m = dims[r - 2], n = dims[r - 1], steps = std::min(m, n);
+  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
+  int64_t batch = 1;
+  for (int64_t d : batch_dims) batch *= d;
+  const ElementType t = a.type.element;
+  Value w0 = b.reshape(a, {batch, m, n});
+  auto loop = b.while_loop(
+      {s64(b, 0), w0, b.zeros({ElementType::kS32, {batch, steps}}),
+       b.zeros({ElementType::kS32, {batch}})},
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.compare(Compare::kLT, v[0], s64(c, steps));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value j = v[0], w = v[1], piv = v[2], info = v[3];
+        Value zero = s64(c, 0);
+        const std::vector<int64_t> bm{batch, m}, bmn{batch, m, n};
+        Value rows = c.iota({ElementType::kS64, bm}, 1);
+        Value jm = c.splat(j, bm);
+        // The pivot row: the first of largest magnitude at or below j.
+        Value col = c.reshape(c.dynamic_slice(w, {zero, zero, j}, {batch, m, 1}), bm);
+        Value mag = pivot_magnitude(c, col);
+        Value candidate = c.select(c.compare(Compare::kGE, rows, jm), mag,
+                                   c.splat(c.constant(mag.type.element, -1), bm));
+        Value top = c.reduce(candidate, c.constant(mag.type.element, -1), {1}, "maximum");
+        Value is_top =
+            c.binary("and", c.compare(Compare::kGE, rows, jm),
+                     c.compare(Compare::kEQ, candidate, c.broadcast_in_dim(top, bm, {0})));
+        Value p =
+            c.reduce(c.select(is_top, rows, c.splat(s64(c, m), bm)), s64(c, m), {1}, "minimum");
+        // NaN magnitudes match nothing: keep row j.
+        p = c.select(c.compare(Compare::kEQ, p, c.splat(s64(c, m), {batch})), c.splat(j, {batch}),
+                     p);
+        Value order = c.convert(c.binary("add", p, c.splat(s64(c, 1), {batch})), ElementType::kS32);
+        piv = c.dynamic_update_slice_at(piv, c.reshape(order, {batch, 1}), {zero, j});
+        // Swap rows j and p.
+        Value rows3 = c.iota({ElementType::kS64, bmn}, 1);
+        Value at_j = c.compare(Compare::kEQ, rows3, c.splat(j, bmn));
+        Value at_p = c.compare(Compare::kEQ, rows3, c.broadcast_in_dim(p, bmn, {0}));
+        Value row_p = c.broadcast_in_dim(row_at(c, w, p), bmn, {0, 2});
+        Value row_j = c.broadcast_in_dim(row_at(c, w, c.splat(j, {batch})), bmn, {0, 2});
+        w = c.select(at_j, row_p, c.select(at_p, row_j, w));
+        // The multipliers below the pivot, stored in column j.
+        Value d = c.reshape(c.dynamic_slice(w, {zero, j, j}, {batch, 1, 1}), {batch});
+        Value zero_pivot = c.compare(Compare::kEQ, d, c.zeros(d.type));
+        Value first =
+            c.binary("and", zero_pivot, c.compare(Compare::kEQ, info, c.zeros(info.type)));
+        Value step = c.convert(c.binary("add", j, s64(c, 1)), ElementType::kS32);
+        info = c.select(first, c.splat(step, {batch}), info);
+        Value safe_d = c.select(zero_pivot, c.splat(c.constant(t, 1), {batch}), d);
+        Value pivot_col = c.reshape(c.dynamic_slice(w, {zero, zero, j}, {batch, m, 1}), bm);
+        Value below = c.compare(Compare::kGT, rows, jm);
+        Value l =
+            c.select(below, c.binary("divide", pivot_col, c.broadcast_in_dim(safe_d, bm, {0})),
+                     c.zeros(pivot_col.type));
+        Value cols3 = c.iota({ElementType::kS64, bmn}, 2);
+        Value below3 = c.compare(Compare::kGT, rows3, c.splat(j, bmn));
+        Value in_col = c.binary("and", below3, c.compare(Compare::kEQ, cols3, c.splat(j, bmn)));
+        w = c.select(in_col, c.broadcast_in_dim(l, bmn, {0, 1}), w);
+        // The trailing update: w[i, k] -= l[i] * w[j, k] for i, k > j.
+        Value urow = c.reshape(c.dynamic_slice(w, {zero, j, zero}, {batch, 1, n}), {batch, n});
+        Value trailing = c.binary("and", below3, c.compare(Compare::kGT, cols3, c.splat(j, bmn)));
+        Value outer = c.binary("multiply", c.broadcast_in_dim(l, bmn, {0, 1}),
+                               c.broadcast_in_dim(urow, bmn, {0, 2}));
+        w = c.select(trailing, c.binary("subtract", w, outer), w);
+        return std::vector<Value>{c.binary("add", j, s64(c, 1)), w, piv, info};
+      });
+  std::vector<int64_t> piv_dims = batch_dims;
+  piv_dims.push_back(steps);
+  return {b.reshape(loop[1], dims), b.reshape(loop[2], piv_dims), b.reshape(loop[3], batch_dims)};
+}
+
+namespace {
+
+// The row permutation the pivots' interchanges make, as s64 [B, n]: row i
+// of P^T A is row perm[i] of A.
+Value permutation(Builder& b, Value piv) {
+  const int64_t batch = piv.type.dims[0], n = piv.type.dims[1];
+  Value start = b.iota({ElementType::kS64, {batch, n}}, 1);
+  auto loop = b.while_loop(
+      {s64(b, 0), start, piv},
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.compare(Compare::kLT, v[0], s64(c, n));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value i = v[0], perm = v[1];
+        Value zero = s64(c, 0);
+        Value target =
+            c.binary("subtract",
+                     c.convert(c.reshape(c.dynamic_slice(v[2], {zero, i}, {batch, 1}), {batch}),
+                               ElementType::kS64),
+                     c.splat(s64(c, 1), {batch}));
+        Value idx = c.iota({ElementType::kS64, {batch, n}}, 1);
+        auto value_at = [&](Value where) {
+          Value pick = c.compare(Compare::kEQ, idx, c.broadcast_in_dim(where, {batch, n}, {0}));
+          return c.reduce(c.select(pick, perm, c.zeros(perm.type)), s64(c, 0), {1}, "add");
+        };
+        Value vi = value_at(c.splat(i, {batch})), vt = value_at(target);
+        Value at_i = c.compare(Compare::kEQ, idx, c.splat(i, {batch, n}));
+        Value at_t = c.compare(Compare::kEQ, idx, c.broadcast_in_dim(target, {batch, n}, {0}));
+        perm = c.select(at_i, c.broadcast_in_dim(vt, {batch, n}, {0}),
+                        c.select(at_t, c.broadcast_in_dim(vi, {batch, n}, {0}), perm));
+        return std::vector<Value>{c.binary("add", i, s64(c, 1)), perm, v[2]};
+      });
+  return loop[1];
+}
+
+}  // namespace
+
+Value lu_solve(Builder& b, Value lu, Value pivots, Value rhs, bool adjoint_a) {
+  const auto& dims = rhs.type.dims;
+  const size_t r = dims.size();
+  const int64_t n = dims[r - 2], k = dims[r - 1];
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < r; ++i) batch *= dims[i];
+  Value perm = permutation(b, b.reshape(pivots, {batch, n}));
+  const std::vector<int64_t> bnk{batch, n, k};
+  Value x = b.reshape(rhs, bnk);
+  if (!adjoint_a) {
+    // P^T rhs: row i is rhs's row perm[i] (a gather over the flat rhs).
+    Value base =
+        b.binary("multiply", b.iota({ElementType::kS64, bnk}, 0), b.splat(s64(b, n * k), bnk));
+    Value idx = b.binary("add", base,
+                         b.binary("add",
+                                  b.binary("multiply", b.broadcast_in_dim(perm, bnk, {0, 1}),
+                                           b.splat(s64(b, k), bnk)),
+                                  b.iota({ElementType::kS64, bnk}, 2)));
+    x = b.reshape(b.gather_1d(b.reshape(x, {batch * n * k}), idx), dims);
+    x = triangular_solve(b, lu, x, true, true, true);
+    return triangular_solve(b, lu, x, true, false, false);
+  }
+  x = triangular_solve(b, lu, rhs, true, false, false, true);
+  x = b.reshape(triangular_solve(b, lu, x, true, true, true, true), bnk);
+  // P w: row perm[i] of the result is row i of w.
+  const std::vector<int64_t> bnnk{batch, n, n, k};
+  Value src = b.broadcast_in_dim(x, bnnk, {0, 2, 3});
+  Value pick = b.compare(Compare::kEQ, b.broadcast_in_dim(perm, bnnk, {0, 2}),
+                         b.iota({ElementType::kS64, bnnk}, 1));
+  x = b.reduce(b.select(pick, src, b.zeros(src.type)), b.constant(x.type.element, 0), {2}, "add");
+  return b.reshape(x, dims);
+}
+
+Value pivots_sign(Builder& b, Value pivots, ElementType type) {
+  const auto& dims = pivots.type.dims;
+  const size_t r = dims.size();
+  Value at = b.binary("add", b.iota({ElementType::kS32, dims}, static_cast<int64_t>(r - 1)),
+                      b.splat(b.constant_int(ElementType::kS32, 1), dims));
+  Value swapped = b.convert(b.compare(Compare::kNE, pivots, at), ElementType::kS32);
+  Value count =
+      b.reduce(swapped, b.constant_int(ElementType::kS32, 0), {static_cast<int64_t>(r - 1)}, "add");
+  Value odd = b.compare(
+      Compare::kEQ,
+      b.binary("and", count, b.splat(b.constant_int(ElementType::kS32, 1), count.type.dims)),
+      b.splat(b.constant_int(ElementType::kS32, 1), count.type.dims));
+  return b.select(odd, b.splat(b.constant(type, -1), count.type.dims),
+                  b.splat(b.constant(type, 1), count.type.dims));
+}
+
+Value triangle(Builder& b, Value x, bool lower, int64_t diagonal) {
+  const auto& dims = x.type.dims;
+  const size_t r = dims.size();
+  Value row = b.iota({ElementType::kS64, dims}, static_cast<int64_t>(r - 2));
+  Value col = b.iota({ElementType::kS64, dims}, static_cast<int64_t>(r - 1));
+  Value offset = b.binary("subtract", col, row);
+  Value keep =
+      b.compare(lower ? Compare::kLE : Compare::kGE, offset, b.splat(s64(b, diagonal), dims));
+  return b.select(keep, x, b.zeros(x.type));
+}
+
+Value adjoint(Builder& b, Value x) {
+  const size_t r = x.type.rank();
+  std::vector<int64_t> perm(r);
+  for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[r - 1], perm[r - 2]);
+  Value t = b.transpose(x, perm);
+  return hlo::is_complex(x.type.element) ? b.conj(t) : t;
+}
+
+Value triangular_solve(Builder& b, Value a, Value rhs, bool left, bool lower, bool unit_diagonal,
+                       bool adjoint_a) {
+  const char* transpose = !adjoint_a                        ? "NO_TRANSPOSE"
+                          : hlo::is_complex(a.type.element) ? "ADJOINT"
+                                                            : "TRANSPOSE";
+  auto flag = [](bool v) { return v ? "true" : "false"; };
+  return b.op("stablehlo.triangular_solve", {a, rhs}, rhs.type,
+              std::string("left_side = ") + flag(left) + ", lower = " + flag(lower) +
+                  ", unit_diagonal = " + flag(unit_diagonal) +
+                  ", transpose_a = #stablehlo<transpose " + transpose + ">");
+}
+
+CholeskyResult cholesky(Builder& b, Value a) {
+  const auto& dims = a.type.dims;
+  const size_t r = dims.size();
+  const int64_t n = dims[r - 1];
+  // The Hermitian matrix the lower triangle stands for (CPU's LAPACK reads
+  // only that triangle).
+  Value sym = b.binary("add", triangle(b, a, true), adjoint(b, triangle(b, a, true, -1)));
+  Value factor = triangle(b, b.op("stablehlo.cholesky", {sym}, sym.type, "lower = true"), true);
+  // XLA leaves NaN in the factor of a matrix it could not factorize.
+  Value failed = any_in_matrix(b, b.compare(Compare::kNE, factor, factor));
+  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
+  int64_t batch = 1;
+  for (int64_t d : batch_dims) batch *= d;
+  Value info = potrf_info(b, b.reshape(sym, {batch, n, n}), b.reshape(failed, {batch}));
+  return {factor, b.reshape(info, batch_dims)};
+}
+
+}  // namespace torch_tpu::ops

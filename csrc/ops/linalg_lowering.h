@@ -1,0 +1,59 @@
+// StableHLO pieces of the tpu linear algebra kernels: triangles, triangular
+// solves and the Cholesky factor, over batches of matrices (the last two
+// dims; every leading dim is a batch dim).
+#pragma once
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops {
+
+// `x` with everything outside one triangle zeroed: the lower one keeps
+// col - row <= diagonal (tril's rule), the upper one col - row >= diagonal
+// (triu's).
+hlo::Value triangle(hlo::Builder& b, hlo::Value x, bool lower, int64_t diagonal = 0);
+
+// The conjugate transpose of a batch of matrices (the transpose for reals).
+hlo::Value adjoint(hlo::Builder& b, hlo::Value x);
+
+// Solves op(a) x = rhs (left) or x op(a) = rhs (!left) for x, where `a` is
+// triangular (only its `lower` or upper triangle is read; its diagonal is
+// taken as ones when `unit_diagonal`) and op is the identity, or the
+// conjugate transpose when `adjoint_a`. `a` and `rhs` have the same batch
+// dims and element type.
+hlo::Value triangular_solve(hlo::Builder& b, hlo::Value a, hlo::Value rhs, bool left, bool lower,
+                            bool unit_diagonal, bool adjoint_a = false);
+
+// The lower Cholesky factor L of the Hermitian `a` (a = L L^H) read from its
+// lower triangle only (the upper one mirrors it), with zeros above the
+// diagonal, and LAPACK's info for each matrix (s32, the batch dims): 0 when
+// `a` is positive definite, else the order of its first leading minor that
+// is not (L is then not meaningful, as on CPU).
+struct CholeskyResult {
+  hlo::Value factor;
+  hlo::Value info;
+};
+CholeskyResult cholesky(hlo::Builder& b, hlo::Value a);
+
+// LAPACK's getrf on a batch of m x n matrices (the last two dims): the
+// factors L (unit lower, below the diagonal) and U packed in one matrix,
+// the row interchanges as 1-based s32 pivots (min(m, n) of them: row k was
+// swapped with row pivots[k] - 1 at step k), and info (s32, the batch
+// dims): the 1-based index of the first exactly zero pivot, else 0. Partial
+// pivoting picks LAPACK's row: the first of largest magnitude (|re| + |im|
+// for complex, as its icamax). Unblocked, one loop step per column.
+struct LuResult {
+  hlo::Value lu, pivots, info;
+};
+LuResult lu_factor(hlo::Builder& b, hlo::Value a);
+
+// X with A X = rhs (A^H X = rhs when `adjoint`) for A = P L U given by
+// lu_factor's square `lu` and `pivots` ([batch..., n, k] rhs, the same
+// batch dims).
+hlo::Value lu_solve(hlo::Builder& b, hlo::Value lu, hlo::Value pivots, hlo::Value rhs,
+                    bool adjoint);
+
+// The determinant's sign of the row interchanges `pivots` records: +1 or
+// -1 (element type `type`, the batch dims).
+hlo::Value pivots_sign(hlo::Builder& b, hlo::Value pivots, hlo::ElementType type);
+
+}  // namespace torch_tpu::ops

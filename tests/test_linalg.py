@@ -1,0 +1,205 @@
+"""Linear algebra on tpu against CPU: the Cholesky family, triangular
+solves and the LU family (solve, inv, det, slogdet), with their batch
+broadcasting, layouts, out= variants, errors and gradients, and the flows
+that use them (a Gaussian process posterior, MultivariateNormal training).
+tests/test_opinfo.py runs their OpInfo samples too."""
+
+import pytest
+import torch
+
+import torch_tpu
+
+DEV = "tpu"
+
+
+def _same(actual, expected, atol=1e-4, rtol=1e-4):
+    if isinstance(expected, (tuple, list)):
+        for a, e in zip(actual, expected):
+            _same(a, e, atol, rtol)
+        return
+    assert actual.device.type == DEV
+    a = actual.cpu()
+    assert a.dtype == expected.dtype and a.shape == expected.shape
+    assert a.stride() == expected.stride(), "CPU's (column-major) layout"
+    torch.testing.assert_close(a, expected, atol=atol, rtol=rtol, equal_nan=True)
+
+
+def _both(fn, *args):
+    return fn(*[a.to(DEV) if isinstance(a, torch.Tensor) else a for a in args]), fn(*args)
+
+
+def _spd(*batch, n=5, dtype=torch.float32):
+    a = torch.randn(*batch, n, n, dtype=dtype)
+    return a @ a.mH + n * torch.eye(n, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+def test_cholesky_family_matches_cpu(dtype):
+    torch.manual_seed(0)
+    S, B = _spd(3, dtype=dtype), torch.randn(3, 5, 2, dtype=dtype)
+    for upper in (False, True):
+        _same(*_both(lambda s: torch.linalg.cholesky(s, upper=upper), S))
+        F = torch.linalg.cholesky(S, upper=upper)
+        _same(*_both(lambda b, f: torch.cholesky_solve(b, f, upper=upper), B, F))
+        _same(*_both(lambda f: torch.cholesky_inverse(f, upper=upper), F))
+    # only the lower triangle is read, as LAPACK reads it
+    junk = S + torch.triu(torch.randn(5, 5, dtype=dtype), 1)
+    _same(*_both(torch.linalg.cholesky, junk))
+    _same(*_both(lambda s: torch.linalg.cholesky(s, out=torch.empty(0, dtype=dtype, device=s.device)), S))
+
+
+def test_cholesky_info_without_a_host_read():
+    """info is LAPACK's (the order of the first leading minor that is not
+    positive definite) and cholesky_ex does not sync."""
+    m = torch.stack([_spd(n=3), torch.tensor([[1.0, 2, 3], [2, 1, 0], [3, 0, 1]]),
+                     torch.tensor([[4.0, 2, 0], [2, float("nan"), 0], [0, 0, 1]]), -torch.eye(3)])
+    x = m.to(DEV)
+    before = torch_tpu.debug.metrics()["host_syncs"]
+    L, info = torch.linalg.cholesky_ex(x)
+    assert torch_tpu.debug.metrics()["host_syncs"] == before
+    assert info.cpu().tolist() == torch.linalg.cholesky_ex(m).info.tolist() == [0, 2, 2, 1]
+    torch.testing.assert_close(L[0].cpu(), torch.linalg.cholesky(m[0]))
+    for device in ("cpu", DEV):
+        with pytest.raises(torch.linalg.LinAlgError,
+                           match=r"\(Batch element 1\): The factorization could not be completed "
+                                 r"because the input is not positive-definite \(the leading minor "
+                                 r"of order 2 is not positive-definite\)"):
+            torch.linalg.cholesky(m.to(device))
+
+
+def test_triangular_solves_match_cpu():
+    torch.manual_seed(0)
+    A = torch.randn(3, 5, 5) + 5 * torch.eye(5)
+    B = torch.randn(3, 5, 2)
+    for upper in (False, True):
+        for unit in (False, True):
+            _same(*_both(lambda a, b: torch.linalg.solve_triangular(
+                a, b, upper=upper, unitriangular=unit), A, B))
+        _same(*_both(lambda a, b: torch.linalg.solve_triangular(a, b, upper=upper, left=False),
+                     A, B.mT))
+        for transpose in (False, True):
+            _same(*_both(lambda b, a: torch.triangular_solve(b, a, upper=upper, transpose=transpose),
+                         B, A))
+    # batch broadcasting of A and B; B of another dtype takes A's
+    _same(*_both(lambda a, b: torch.linalg.solve_triangular(a, b, upper=True), A[0],
+                 torch.randn(2, 1, 5, 3, dtype=torch.float64)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+def test_lu_family_matches_cpu(dtype):
+    torch.manual_seed(0)
+    A, B = torch.randn(3, 5, 5, dtype=dtype), torch.randn(3, 5, 2, dtype=dtype)
+    # LAPACK's factors and pivots, square and rectangular
+    for shape in ((3, 5, 5), (2, 4, 6), (2, 6, 4)):
+        _same(*_both(torch.linalg.lu_factor_ex, torch.randn(*shape, dtype=dtype)))
+    LU, piv = torch.linalg.lu_factor(A)
+    for left in (True, False):
+        for adjoint in (False, True):
+            rhs = B if left else B.mT
+            _same(*_both(lambda l, p, b: torch.linalg.lu_solve(l, p, b, left=left, adjoint=adjoint),
+                         LU, piv, rhs))
+    _same(*_both(torch.linalg.solve, A, B))
+    _same(*_both(torch.linalg.solve, A, B[..., 0]))  # NumPy's vector right-hand side
+    _same(*_both(torch.linalg.solve, A[0], torch.randn(4, 1, 5, 2, dtype=dtype)))
+    _same(*_both(lambda a, b: torch.linalg.solve(a, b, left=False), A, B.mT))
+    _same(*_both(torch.linalg.inv, A))
+    _same(*_both(torch.linalg.det, A))
+    _same(*_both(torch.linalg.slogdet, A))
+    singular = torch.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=dtype)
+    _same(*_both(torch.linalg.lu_factor_ex, singular))
+    _same(*_both(torch.linalg.det, singular))
+    for device in ("cpu", DEV):
+        with pytest.raises(torch.linalg.LinAlgError, match="input matrix is singular"):
+            torch.linalg.solve(singular.to(device), torch.ones(2, dtype=dtype, device=device))
+        with pytest.raises(torch.linalg.LinAlgError, match="The diagonal element 2 is zero"):
+            torch.linalg.inv(singular.to(device))
+
+
+@pytest.mark.parametrize("make", [lambda a: a, lambda a: a.mT], ids=["contiguous", "transposed"])
+def test_linalg_gradients_match_cpu(make):
+    """PyTorch's backward formulas read the saved factors (CPU factorizes
+    A^T for det and slogdet of a contiguous real A): tpu saves the same."""
+    torch.manual_seed(0)
+    A0, S0 = torch.randn(5, 5), _spd(n=5)
+    fns = {
+        "det": lambda a, s: torch.linalg.det(make(a)),
+        "slogdet": lambda a, s: torch.linalg.slogdet(make(a))[1],
+        "inv": lambda a, s: (torch.linalg.inv(make(a)) ** 2).sum(),
+        "solve": lambda a, s: torch.linalg.solve(make(a), torch.ones(5, 2, device=a.device)).sum(),
+        "cholesky": lambda a, s: torch.linalg.cholesky(make(s)).sum(),
+        "solve_triangular": lambda a, s: torch.linalg.solve_triangular(
+            torch.linalg.cholesky(s), make(a), upper=False).sum(),
+    }
+    for name, fn in fns.items():
+        grads = []
+        for device in ("cpu", DEV):
+            a = A0.to(device).requires_grad_()
+            s = S0.to(device).requires_grad_()
+            grads.append([g.cpu() for g in torch.autograd.grad(fn(a, s), (a, s), allow_unused=True)
+                          if g is not None])
+        for t, c in zip(grads[1], grads[0]):
+            torch.testing.assert_close(t, c, atol=1e-4, rtol=1e-4, msg=lambda m: f"{name}: {m}")
+
+
+def test_argument_errors_like_cpu():
+    cases = [
+        (lambda d: torch.linalg.cholesky(torch.randn(3, 4, device=d)), RuntimeError,
+         "linalg.cholesky: A must be batches of square matrices, but they are 3 by 4 matrices"),
+        (lambda d: torch.linalg.cholesky(torch.ones(3, 3, dtype=torch.long, device=d)), RuntimeError,
+         "Expected a floating point or complex tensor as input. Got Long"),
+        (lambda d: torch.linalg.cholesky(torch.eye(3, dtype=torch.half, device=d)), NotImplementedError,
+         "\"cholesky_cpu\" not implemented for 'Half'"),
+        (lambda d: torch.linalg.solve_triangular(torch.eye(3, device=d), torch.ones(4, 2, device=d),
+                                                 upper=True), RuntimeError,
+         r"Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x2\)"),
+        (lambda d: torch.triangular_solve(torch.ones(3, 2, device=d),
+                                          torch.eye(3, dtype=torch.float64, device=d)), RuntimeError,
+         "Expected b and A to have the same dtype"),
+        (lambda d: torch.linalg.det(torch.randn(3, 4, device=d)), RuntimeError,
+         "linalg.det: A must be batches of square matrices"),
+        (lambda d: torch.linalg.solve(torch.eye(3, device=d), torch.ones(4, device=d)), RuntimeError,
+         "Incompatible shapes of A and B"),
+        (lambda d: torch.cholesky_inverse(torch.randn(3, 4, device=d)), RuntimeError,
+         "cholesky_inverse: A must be batches of square matrices"),
+    ]
+    for fn, exc, message in cases:
+        for device in ("cpu", DEV):
+            with pytest.raises(exc, match=message):
+                fn(device)
+
+
+def test_gaussian_process_posterior_and_mvn_fit_like_cpu():
+    """A GP's posterior mean and variance (cholesky, cholesky_solve,
+    solve_triangular) and a MultivariateNormal fitted by gradient descent."""
+    torch.manual_seed(0)
+    x = torch.linspace(0, 5, 40).unsqueeze(-1)
+    y = torch.sin(x).squeeze(-1) + 0.05 * torch.randn(40)
+    xs = torch.linspace(0, 5, 17).unsqueeze(-1)
+
+    def posterior(x, y, xs):
+        k = lambda a, b: torch.exp(-0.5 * (a - b.T) ** 2)
+        L = torch.linalg.cholesky(k(x, x) + 0.01 * torch.eye(len(x), device=x.device))
+        mean = k(xs, x) @ torch.cholesky_solve(y.unsqueeze(-1), L)
+        v = torch.linalg.solve_triangular(L, k(x, xs), upper=False)
+        return mean.squeeze(-1), 1 - (v * v).sum(0)
+
+    actual, expected = _both(posterior, x, y, xs)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a.cpu(), e, atol=2e-4, rtol=1e-4)
+
+    data = torch.randn(200, 3) @ torch.tensor([[1.0, 0, 0], [0.5, 1, 0], [0.2, 0.3, 0.5]])
+    params = {}
+    for device in ("cpu", DEV):
+        loc = torch.zeros(3, device=device, requires_grad=True)
+        raw = torch.eye(3, device=device).requires_grad_()
+        opt = torch.optim.Adam([loc, raw], lr=0.05)
+        for _ in range(5):
+            tril = torch.tril(raw, -1) + torch.diag(raw.diagonal().exp())
+            loss = -torch.distributions.MultivariateNormal(loc, scale_tril=tril).log_prob(
+                data.to(device)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        params[device] = (loc.detach().cpu(), raw.detach().cpu())
+    for a, e in zip(params[DEV], params["cpu"]):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
