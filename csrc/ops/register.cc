@@ -29,6 +29,7 @@
 #include "ops/missing_op.h"
 #include "ops/optimizer_kernels.h"
 #include "ops/order_stat_kernels.h"
+#include "ops/parameterized_draw_kernels.h"
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
 #include "ops/resample_kernels.h"
@@ -237,6 +238,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("col2im.out", TORCH_FN(col2im_out));
   m.impl("uniform_", TORCH_FN(uniform_));
   m.impl("normal_", TORCH_FN(normal_));
+  m.impl("normal.Tensor_float", TORCH_FN(normal_tensor_float));
+  m.impl("normal.Tensor_float_out", TORCH_FN(normal_tensor_float_out));
+  m.impl("normal.float_Tensor", TORCH_FN(normal_float_tensor));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normal_float_tensor_out));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tensor_tensor));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tensor_tensor_out));
+  m.impl("_standard_gamma", TORCH_FN(standard_gamma));
+  m.impl("_sample_dirichlet", TORCH_FN(sample_dirichlet));
   m.impl("exponential_", TORCH_FN(exponential_));
   m.impl("cauchy_", TORCH_FN(cauchy_));
   m.impl("log_normal_", TORCH_FN(log_normal_));

@@ -1,0 +1,317 @@
+// Draws whose parameters are tensors.
+//
+// torch.normal with tensor parameters: one program draws standard normal
+// values of the broadcast shape and scales and shifts them by the
+// parameters, as CPU's normal_out_impl does (output.normal_(0, 1),
+// output.mul_(std).add_(mean)). CPU checks a tensor std on the host
+// (std.min() >= 0, a sync); tpu checks it on the device and raises CPU's
+// RuntimeError at the next host read, as other device findings.
+//
+// Gamma and Dirichlet (torch.distributions' Gamma, Beta, Dirichlet, Chi2,
+// StudentT, FisherSnedecor, LKJCholesky): Marsaglia and Tsang's rejection
+// sampler, the algorithm CPU and CUDA use, run for every element at once in
+// a loop on the device: each round draws a normal and a uniform for the
+// elements not accepted yet (about 1 in 20 is rejected per round, so a
+// million elements take a handful of rounds).
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/dtype_map.h"
+#include "ops/broadcast.h"
+#include "ops/device_empty.h"
+#include "ops/device_findings.h"
+#include "ops/parameterized_draw_kernels.h"
+#include "ops/random_draws.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::Value;
+
+constexpr const char* kNegativeStd = "normal expects all elements of std >= 0.0";
+
+// A parameter: a tensor (broadcast to the result) or a Python number.
+struct Parameter {
+  const at::Tensor* tensor;
+  double number;
+};
+
+void check_scalar_std(double std) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+}
+
+void check_std_tensor(const at::Tensor& std) {
+  TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
+}
+
+// Draws into `out` (already of the broadcast shape): mean + z * std, in
+// out's dtype (computed in float for half types, as CPU's kernel).
+at::Tensor& draw_normal(at::Tensor& out, Parameter mean, Parameter std,
+                        const std::optional<at::Generator>& gen) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(out.scalar_type()),
+                              "\"normal_kernel_cpu\" not implemented for '",
+                              c10::toString(out.scalar_type()), "'");
+  at::assert_no_internal_overlap(out);
+  if (out.numel() == 0) return out;
+  const ElementType t = element_type_for(out.scalar_type(), "normal");
+  const ElementType c = float_compute(t);
+  const auto dims = out.sizes().vec();
+  const std::string key =
+      std::string("normal_params:") + (mean.tensor ? "t" : "s") + (std.tensor ? "t" : "s");
+  RandomProgram rp("normal", key, gen, draw_device(out), static_cast<uint64_t>(out.numel()) * 2);
+  TensorProgram& program = rp.program();
+  // Inputs after (seed, offset): mean, then std, each a tensor or a scalar.
+  for (const Parameter* p : {&mean, &std}) {
+    if (p->tensor) {
+      program.input(*p->tensor);
+    } else {
+      program.scalar(p->number, c);
+    }
+  }
+  program.output(out);
+  if (std.tensor) program.report_findings(kNegativeStd, IndexErrorClass::kRuntimeError);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    auto value = [&](Value v) {
+      return v.type.dims.empty() && !dims.empty() ? b.splat(b.convert(v, c), dims)
+                                                  : broadcast_to(b, b.convert(v, c), dims);
+    };
+    Value z = standard_normal(b, in[0], in[1], dims, c);
+    Value result =
+        b.convert(b.binary("add", b.binary("multiply", z, value(in[3])), value(in[2])), t);
+    std::vector<Value> results{result};
+    if (std.tensor) {
+      // NaN fails the check too (CPU compares the minimum, which is NaN).
+      Value s = in[3];
+      std::vector<int64_t> all(s.type.dims.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+      Value ok = b.compare(Compare::kGE, s, b.zeros(s.type));
+      Value bad = b.convert(b.unary("not", ok), ElementType::kS64);
+      Value any_bad = b.reduce(bad, b.constant_int(ElementType::kS64, 0), all, "maximum");
+      results.push_back(
+          assertion_finding(b, b.compare(Compare::kEQ, any_bad, b.zeros(any_bad.type))));
+    }
+    return results;
+  });
+  return out;
+}
+
+at::Tensor empty_result(at::IntArrayRef shape, const at::Tensor& like) {
+  return device_empty(shape, like.options());
+}
+
+at::Tensor& draw_normal_out(at::Tensor& out, at::IntArrayRef shape, Parameter mean, Parameter std,
+                            const std::optional<at::Generator>& gen) {
+  at::native::resize_output(out, shape);
+  return draw_normal(out, mean, std, gen);
+}
+
+// Round k's random numbers come from a Threefry key of their own, the
+// generator's seed moved by k+1 golden-ratio steps, at the draw's reserved
+// offset: no two rounds, and no round and another draw, share counters.
+Value round_key(Builder& b, Value seed, Value round) {
+  Value step = b.constant_int(ElementType::kU64, static_cast<int64_t>(0x9E3779B97F4A7C15ULL));
+  Value k =
+      b.convert(b.binary("add", round, b.constant_int(ElementType::kS64, 1)), ElementType::kU64);
+  return b.binary("add", seed, b.binary("multiply", k, step));
+}
+
+Value any_set(Builder& b, Value flags) {
+  std::vector<int64_t> all(flags.type.rank());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  Value n = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0), all,
+                     "maximum");
+  return b.compare(Compare::kNE, n, b.zeros(n.type));
+}
+
+// Standard gamma samples for `alpha` (compute type, any shape), unclamped:
+// 0 for alpha 0, NaN where alpha is negative or NaN (CPU's sampler never
+// returns there).
+Value standard_gamma(Builder& b, Value seed, Value offset, Value alpha) {
+  const auto dims = alpha.type.dims;
+  const ElementType c = alpha.type.element;
+  auto full = [&](double v) { return b.splat(b.constant(c, v), dims); };
+  // alpha < 1 is boosted to alpha + 1 and the sample scaled by u^(1/alpha).
+  Value small = b.compare(Compare::kLT, alpha, full(1));
+  Value boost_u = b.binary("subtract", full(1), uniform01(b, seed, offset, dims, c));
+  Value scale =
+      b.select(small, b.binary("power", boost_u, b.binary("divide", full(1), alpha)), full(1));
+  Value a = b.select(small, b.binary("add", alpha, full(1)), alpha);
+  Value d = b.binary("subtract", a, full(1.0 / 3.0));
+  Value cc = b.binary("divide", full(1), b.unary("sqrt", b.binary("multiply", full(9), d)));
+  // Done from the start: alpha 0 (its sample is 0) and what has no sample.
+  Value done = b.unary("not", b.compare(Compare::kGT, d, full(0)));
+  Value zero_alpha = b.compare(Compare::kEQ, alpha, full(0));
+  Value value = b.select(zero_alpha, full(0), full(NAN));
+  int64_t numel = 1;
+  for (int64_t v : dims) numel *= v;
+  const int64_t uniform_offset = 4 * numel;  // past the normal's counters
+  auto loop = b.while_loop(
+      {b.constant_int(ElementType::kS64, 0), seed, offset, d, cc, done, value},
+      [&](Builder& l, const std::vector<Value>& v) {
+        // A cap far above any run (each round accepts about 95%).
+        Value more = l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, 10000));
+        return l.binary("and", more, any_set(l, l.unary("not", v[5])));
+      },
+      [&](Builder& l, const std::vector<Value>& v) {
+        auto lfull = [&](double x) { return l.splat(l.constant(c, x), dims); };
+        Value key = round_key(l, v[1], v[0]);
+        Value x = standard_normal(l, key, v[2], dims, c);
+        Value u_offset = l.binary("add", v[2], l.constant_int(ElementType::kU64, uniform_offset));
+        Value u = l.binary("subtract", lfull(1), uniform01(l, key, u_offset, dims, c));
+        Value y = l.binary("add", lfull(1), l.binary("multiply", v[4], x));
+        Value cube = l.binary("multiply", l.binary("multiply", y, y), y);
+        Value xx = l.binary("multiply", x, x);
+        Value squeeze =
+            l.compare(Compare::kLT, u,
+                      l.binary("subtract", lfull(1),
+                               l.binary("multiply", lfull(0.0331), l.binary("multiply", xx, xx))));
+        Value log_test =
+            l.compare(Compare::kLT, l.unary("log", u),
+                      l.binary("add", l.binary("multiply", lfull(0.5), xx),
+                               l.binary("multiply", v[3],
+                                        l.binary("add", l.binary("subtract", lfull(1), cube),
+                                                 l.unary("log", cube)))));
+        Value accept = l.binary("and", l.compare(Compare::kGT, y, lfull(0)),
+                                l.binary("or", squeeze, log_test));
+        Value take = l.binary("and", l.unary("not", v[5]), accept);
+        Value sample = l.select(take, l.binary("multiply", v[3], cube), v[6]);
+        Value next = l.binary("add", v[0], l.constant_int(ElementType::kS64, 1));
+        return std::vector<Value>{next, v[1], v[2], v[3], v[4], l.binary("or", v[5], take), sample};
+      });
+  return b.binary("multiply", loop[6], scale);
+}
+
+void check_gamma_dtype(const at::Tensor& alpha, const char* kernel) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(alpha.scalar_type()), "\"", kernel,
+                              "\" not implemented for '", c10::toString(alpha.scalar_type()), "'");
+}
+
+// A draw of alpha's shape and dtype: `finish` turns the unclamped gamma
+// samples (compute type) into the result.
+template <typename Finish>
+at::Tensor gamma_draw(const at::Tensor& alpha, const std::optional<at::Generator>& gen,
+                      const char* op, const char* key, Finish finish) {
+  at::Tensor out = device_empty(alpha.sizes(), alpha.options());
+  if (out.numel() == 0) return out;
+  const ElementType t = element_type_for(out.scalar_type(), op);
+  const ElementType c = float_compute(t);
+  RandomProgram rp(op, key, gen, draw_device(out), static_cast<uint64_t>(out.numel()) * 2);
+  TensorProgram& program = rp.program();
+  program.input(alpha);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    Value g = standard_gamma(b, in[0], in[1], b.convert(in[2], c));
+    return std::vector<Value>{b.convert(finish(b, g, c), t)};
+  });
+  return out;
+}
+
+double smallest_normal(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble:
+      return std::numeric_limits<double>::min();
+    case at::kHalf:
+      return static_cast<double>(std::numeric_limits<c10::Half>::min());
+    case at::kBFloat16:
+      return static_cast<double>(std::numeric_limits<c10::BFloat16>::min());
+    default:
+      return std::numeric_limits<float>::min();
+  }
+}
+
+double largest_below_one(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble:
+      return std::nextafter(1.0, 0.0);
+    case at::kHalf:
+      return 1.0 - std::ldexp(1.0, -11);
+    case at::kBFloat16:
+      return 1.0 - std::ldexp(1.0, -8);
+    default:
+      return static_cast<double>(std::nextafter(1.0f, 0.0f));
+  }
+}
+
+}  // namespace
+
+at::Tensor standard_gamma(const at::Tensor& self, std::optional<at::Generator> gen) {
+  check_gamma_dtype(self, "gamma_cpu");
+  // As CPU: no sample below the dtype's smallest normal number.
+  const double tiny = smallest_normal(self.scalar_type());
+  return gamma_draw(self, gen, "_standard_gamma", "standard_gamma",
+                    [&](Builder& b, Value g, ElementType c) {
+                      return b.maximum(b.splat(b.constant(c, tiny), g.type.dims), g);
+                    });
+}
+
+at::Tensor sample_dirichlet(const at::Tensor& self, std::optional<at::Generator> gen) {
+  check_gamma_dtype(self, "dirichlet");
+  TORCH_CHECK(self.dim() >= 1, "_sample_dirichlet: expected alpha with at least one dimension");
+  // As CPU: gammas clamped to the smallest normal double... here of the
+  // compute type, normalized along the last dim, then kept inside (0, 1).
+  const at::ScalarType st = self.scalar_type();
+  const double tiny = smallest_normal(st == at::kDouble ? at::kDouble : at::kFloat);
+  const double low = smallest_normal(st), high = largest_below_one(st);
+  return gamma_draw(self, gen, "_sample_dirichlet", "sample_dirichlet",
+                    [&](Builder& b, Value g, ElementType c) {
+                      const auto& dims = g.type.dims;
+                      g = b.maximum(b.splat(b.constant(c, tiny), dims), g);
+                      const int64_t last = static_cast<int64_t>(dims.size()) - 1;
+                      Value sum = b.reduce(g, b.constant(c, 0), {last}, "add");
+                      std::vector<int64_t> keep(dims.size() - 1);
+                      for (size_t i = 0; i < keep.size(); ++i) keep[i] = static_cast<int64_t>(i);
+                      Value ratio = b.binary("divide", g, b.broadcast_in_dim(sum, dims, keep));
+                      ratio = b.maximum(b.splat(b.constant(c, low), dims), ratio);
+                      return b.minimum(b.splat(b.constant(c, high), dims), ratio);
+                    });
+}
+
+at::Tensor normal_tensor_float(const at::Tensor& mean, double std,
+                               std::optional<at::Generator> gen) {
+  check_scalar_std(std);
+  at::Tensor out = empty_result(mean.sizes(), mean);
+  return draw_normal(out, {&mean, 0}, {nullptr, std}, gen);
+}
+
+at::Tensor& normal_tensor_float_out(const at::Tensor& mean, double std,
+                                    std::optional<at::Generator> gen, at::Tensor& out) {
+  check_scalar_std(std);
+  return draw_normal_out(out, mean.sizes(), {&mean, 0}, {nullptr, std}, gen);
+}
+
+at::Tensor normal_float_tensor(double mean, const at::Tensor& std,
+                               std::optional<at::Generator> gen) {
+  check_std_tensor(std);
+  at::Tensor out = empty_result(std.sizes(), std);
+  return draw_normal(out, {nullptr, mean}, {&std, 0}, gen);
+}
+
+at::Tensor& normal_float_tensor_out(double mean, const at::Tensor& std,
+                                    std::optional<at::Generator> gen, at::Tensor& out) {
+  check_std_tensor(std);
+  return draw_normal_out(out, std.sizes(), {nullptr, mean}, {&std, 0}, gen);
+}
+
+at::Tensor normal_tensor_tensor(const at::Tensor& mean, const at::Tensor& std,
+                                std::optional<at::Generator> gen) {
+  check_std_tensor(std);
+  at::Tensor out = empty_result(at::infer_size(mean.sizes(), std.sizes()), mean);
+  return draw_normal(out, {&mean, 0}, {&std, 0}, gen);
+}
+
+at::Tensor& normal_tensor_tensor_out(const at::Tensor& mean, const at::Tensor& std,
+                                     std::optional<at::Generator> gen, at::Tensor& out) {
+  check_std_tensor(std);
+  return draw_normal_out(out, at::infer_size(mean.sizes(), std.sizes()), {&mean, 0}, {&std, 0},
+                         gen);
+}
+
+}  // namespace torch_tpu::ops
