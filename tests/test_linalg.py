@@ -92,6 +92,10 @@ def test_lu_family_matches_cpu(dtype):
     # LAPACK's factors and pivots, square and rectangular
     for shape in ((3, 5, 5), (2, 4, 6), (2, 6, 4)):
         _same(*_both(torch.linalg.lu_factor_ex, torch.randn(*shape, dtype=dtype)))
+    for shape in ((3, 5, 5), (4, 3), (3, 4)):
+        M = torch.randn(*shape, dtype=dtype)
+        _same(*_both(torch.linalg.lu, M))
+        _same(*_both(torch.lu_unpack, *torch.linalg.lu_factor(M)))
     LU, piv = torch.linalg.lu_factor(A)
     for left in (True, False):
         for adjoint in (False, True):
@@ -127,6 +131,7 @@ def test_linalg_gradients_match_cpu(make):
         "inv": lambda a, s: (torch.linalg.inv(make(a)) ** 2).sum(),
         "solve": lambda a, s: torch.linalg.solve(make(a), torch.ones(5, 2, device=a.device)).sum(),
         "cholesky": lambda a, s: torch.linalg.cholesky(make(s)).sum(),
+        "lu": lambda a, s: sum((t * t).sum() for t in torch.linalg.lu(make(a))[1:]),
         "solve_triangular": lambda a, s: torch.linalg.solve_triangular(
             torch.linalg.cholesky(s), make(a), upper=False).sum(),
     }

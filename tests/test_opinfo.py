@@ -233,7 +233,7 @@ ALLOW = [
     "linalg.cholesky", "linalg.cholesky_ex", "cholesky", "linalg.solve_triangular",
     "triangular_solve", "cholesky_solve", "cholesky_inverse", "linalg.solve", "linalg.solve_ex",
     "linalg.inv", "linalg.inv_ex", "linalg.det", "linalg.slogdet", "logdet",
-    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve",
+    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "linalg.lu", "lu_unpack",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -331,9 +331,6 @@ SKIPS = {
     **_samples_of("nn.functional.upsample_nearest", range(4), _needs("aten::upsample_nearest1d.out")),
     **_samples_of("linalg.matrix_norm", range(4, 8), _needs("aten::_linalg_svd.U", "ord='nuc'")),
     # -- backward formulas that need an aten op with no tpu lowering yet --
-    ("linalg.lu_factor", "float32", "grad"): _needs("aten::lu_unpack.out"),
-    ("linalg.lu_factor_ex", "float32", "grad"): _needs("aten::lu_unpack.out"),
-    ("linalg.lu_solve", "float32", "grad"): _needs("aten::lu_unpack.out"),
     ("sgn", "float32", "grad"): _needs("aten::_efficientzerotensor", "sgn backward, real input"),
 }
 

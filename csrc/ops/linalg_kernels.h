@@ -45,4 +45,13 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_slogdet_ou
     const at::Tensor& A, at::Tensor& sign, at::Tensor& logabsdet, at::Tensor& LU,
     at::Tensor& pivots);
 
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_unpack_out(const at::Tensor& LU,
+                                                                const at::Tensor& pivots,
+                                                                bool unpack_data,
+                                                                bool unpack_pivots, at::Tensor& P,
+                                                                at::Tensor& L, at::Tensor& U);
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_out(const at::Tensor& A, bool pivot,
+                                                                at::Tensor& P, at::Tensor& L,
+                                                                at::Tensor& U);
+
 }  // namespace torch_tpu::ops

@@ -179,15 +179,15 @@ LuResult lu_factor(Builder& b, Value a) {
 
 namespace {
 
-// The row permutation the pivots' interchanges make, as s64 [B, n]: row i
-// of P^T A is row perm[i] of A.
-Value permutation(Builder& b, Value piv) {
-  const int64_t batch = piv.type.dims[0], n = piv.type.dims[1];
-  Value start = b.iota({ElementType::kS64, {batch, n}}, 1);
+// The row permutation the pivots' interchanges make, as s64 [B, m]: row i
+// of P^T A is row perm[i] of A (piv: [B, k] 1-based, k <= m swaps).
+Value permutation(Builder& b, Value piv, int64_t m) {
+  const int64_t batch = piv.type.dims[0], k = piv.type.dims[1];
+  Value start = b.iota({ElementType::kS64, {batch, m}}, 1);
   auto loop = b.while_loop(
       {s64(b, 0), start, piv},
       [&](Builder& c, const std::vector<Value>& v) {
-        return c.compare(Compare::kLT, v[0], s64(c, n));
+        return c.compare(Compare::kLT, v[0], s64(c, k));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         Value i = v[0], perm = v[1];
@@ -197,16 +197,16 @@ Value permutation(Builder& b, Value piv) {
                      c.convert(c.reshape(c.dynamic_slice(v[2], {zero, i}, {batch, 1}), {batch}),
                                ElementType::kS64),
                      c.splat(s64(c, 1), {batch}));
-        Value idx = c.iota({ElementType::kS64, {batch, n}}, 1);
+        Value idx = c.iota({ElementType::kS64, {batch, m}}, 1);
         auto value_at = [&](Value where) {
-          Value pick = c.compare(Compare::kEQ, idx, c.broadcast_in_dim(where, {batch, n}, {0}));
+          Value pick = c.compare(Compare::kEQ, idx, c.broadcast_in_dim(where, {batch, m}, {0}));
           return c.reduce(c.select(pick, perm, c.zeros(perm.type)), s64(c, 0), {1}, "add");
         };
         Value vi = value_at(c.splat(i, {batch})), vt = value_at(target);
-        Value at_i = c.compare(Compare::kEQ, idx, c.splat(i, {batch, n}));
-        Value at_t = c.compare(Compare::kEQ, idx, c.broadcast_in_dim(target, {batch, n}, {0}));
-        perm = c.select(at_i, c.broadcast_in_dim(vt, {batch, n}, {0}),
-                        c.select(at_t, c.broadcast_in_dim(vi, {batch, n}, {0}), perm));
+        Value at_i = c.compare(Compare::kEQ, idx, c.splat(i, {batch, m}));
+        Value at_t = c.compare(Compare::kEQ, idx, c.broadcast_in_dim(target, {batch, m}, {0}));
+        perm = c.select(at_i, c.broadcast_in_dim(vt, {batch, m}, {0}),
+                        c.select(at_t, c.broadcast_in_dim(vi, {batch, m}, {0}), perm));
         return std::vector<Value>{c.binary("add", i, s64(c, 1)), perm, v[2]};
       });
   return loop[1];
@@ -220,7 +220,7 @@ Value lu_solve(Builder& b, Value lu, Value pivots, Value rhs, bool adjoint_a) {
   const int64_t n = dims[r - 2], k = dims[r - 1];
   int64_t batch = 1;
   for (size_t i = 0; i + 2 < r; ++i) batch *= dims[i];
-  Value perm = permutation(b, b.reshape(pivots, {batch, n}));
+  Value perm = permutation(b, b.reshape(pivots, {batch, n}), n);
   const std::vector<int64_t> bnk{batch, n, k};
   Value x = b.reshape(rhs, bnk);
   if (!adjoint_a) {
@@ -245,6 +245,21 @@ Value lu_solve(Builder& b, Value lu, Value pivots, Value rhs, bool adjoint_a) {
                          b.iota({ElementType::kS64, bnnk}, 1));
   x = b.reduce(b.select(pick, src, b.zeros(src.type)), b.constant(x.type.element, 0), {2}, "add");
   return b.reshape(x, dims);
+}
+
+Value permutation_matrix(Builder& b, Value pivots, int64_t m, ElementType type) {
+  const auto& dims = pivots.type.dims;
+  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 1);
+  int64_t batch = 1;
+  for (int64_t d : batch_dims) batch *= d;
+  Value perm = permutation(b, b.reshape(pivots, {batch, dims.back()}), m);
+  // A = P L U with row i of P^T A row perm[i] of A: P[perm[i], i] = 1.
+  const std::vector<int64_t> bmm{batch, m, m};
+  Value ones = b.compare(Compare::kEQ, b.broadcast_in_dim(perm, bmm, {0, 2}),
+                         b.iota({ElementType::kS64, bmm}, 1));
+  std::vector<int64_t> out = batch_dims;
+  out.insert(out.end(), {m, m});
+  return b.reshape(b.convert(ones, type), out);
 }
 
 Value pivots_sign(Builder& b, Value pivots, ElementType type) {

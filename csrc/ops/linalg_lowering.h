@@ -52,6 +52,10 @@ LuResult lu_factor(hlo::Builder& b, hlo::Value a);
 hlo::Value lu_solve(hlo::Builder& b, hlo::Value lu, hlo::Value pivots, hlo::Value rhs,
                     bool adjoint);
 
+// The m x m permutation matrix P of A = P L U that lu_factor's `pivots`
+// (of an m-row A) record, in element type `type` (lu_unpack's P).
+hlo::Value permutation_matrix(hlo::Builder& b, hlo::Value pivots, int64_t m, hlo::ElementType type);
+
 // The determinant's sign of the row interchanges `pivots` records: +1 or
 // -1 (element type `type`, the batch dims).
 hlo::Value pivots_sign(hlo::Builder& b, hlo::Value pivots, hlo::ElementType type);

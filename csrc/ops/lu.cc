@@ -1,5 +1,5 @@
 // LU with partial pivoting and what is built on it: linalg.lu_factor(_ex),
-// linalg.lu_solve, linalg.solve, linalg.inv, linalg.det and slogdet
+// linalg.lu and lu_unpack, linalg.lu_solve, linalg.solve, linalg.inv, linalg.det and slogdet
 // (torch.inverse, torch.det, logdet; Wishart's log_prob). The
 // factorization is LAPACK's getrf, pivots and info included, computed
 // column by column on the device (ops/linalg_lowering.h); solves are two
@@ -225,6 +225,59 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_slogdet_ou
   write_result(sign, diag.sgn().prod(-1) * perm_sign);
   write_result(logabsdet, diag.abs().log().sum(-1));
   return {sign, logabsdet, LU, pivots};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_unpack_out(const at::Tensor& LU,
+                                                                const at::Tensor& pivots,
+                                                                bool unpack_data,
+                                                                bool unpack_pivots, at::Tensor& P,
+                                                                at::Tensor& L, at::Tensor& U) {
+  TORCH_CHECK(LU.dim() >= 2,
+              "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: ", LU.sizes(),
+              " instead");
+  const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n);
+  const std::vector<int64_t> batch = leading(LU.sizes(), 2);
+  if (unpack_pivots) {
+    TORCH_CHECK(pivots.scalar_type() == at::kInt,
+                "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                "dtype.\nNote: this function is intended to be used with the output produced by "
+                "torch.linalg.lu_factor");
+    std::vector<int64_t> p_shape = batch;
+    p_shape.insert(p_shape.end(), {m, m});
+    at::native::resize_output(P, p_shape);
+    if (P.numel() > 0) {
+      const ElementType t = element_type_for(P.scalar_type(), "lu_unpack");
+      TensorProgram program("lu_unpack", "lu_unpack:P");
+      program.input(pivots);
+      program.output(P);
+      program.run([&](Builder& b, const std::vector<Value>& in) {
+        return std::vector<Value>{permutation_matrix(b, in[0], m, t)};
+      });
+    }
+  } else {
+    at::native::resize_output(P, {0});
+  }
+  if (unpack_data) {
+    // L: m x k, unit lower; U: k x n, upper.
+    const at::Tensor l = LU.narrow(-1, 0, k).tril(-1) + at::eye(m, k, LU.options());
+    write_result(L, l);
+    write_result(U, LU.narrow(-2, 0, k).triu());
+  } else {
+    at::native::resize_output(L, {0});
+    at::native::resize_output(U, {0});
+  }
+  return {P, L, U};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_out(const at::Tensor& A, bool pivot,
+                                                                at::Tensor& P, at::Tensor& L,
+                                                                at::Tensor& U) {
+  check_is_matrix(A, "linalg.lu");
+  at::Tensor LU = device_empty({0}, A.options());
+  at::Tensor pivots = device_empty({0}, A.options().dtype(at::kInt));
+  at::Tensor info = device_empty({0}, A.options().dtype(at::kInt));
+  linalg_lu_factor_ex_out(A, pivot, false, LU, pivots, info);
+  return lu_unpack_out(LU, pivots, true, true, P, L, U);
 }
 
 }  // namespace torch_tpu::ops
