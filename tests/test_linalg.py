@@ -119,6 +119,29 @@ def test_lu_family_matches_cpu(dtype):
             torch.linalg.inv(singular.to(device))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+def test_qr_matches_cpu(dtype):
+    """LAPACK's Householder signs: Q and R equal CPU's, every mode."""
+    torch.manual_seed(0)
+    for shape in ((5, 3), (3, 5), (2, 4, 4)):
+        for mode in ("reduced", "complete", "r"):
+            _same(*_both(lambda a: torch.linalg.qr(a, mode=mode), torch.randn(*shape, dtype=dtype)))
+    _same(*_both(torch.linalg.qr, torch.zeros(3, 2, dtype=dtype)))  # no reflector at all
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="qr received unrecognized mode 'x'"):
+            torch.linalg.qr(torch.ones(2, 2, device=device), mode="x")
+
+
+def test_orthogonal_init_on_tpu():
+    """nn.init.orthogonal_ on a tpu parameter (RNNs, RL policies): QR of a
+    normal draw, made orthogonal."""
+    torch.manual_seed(0)
+    for shape in ((6, 4), (3, 8), (4, 2, 3)):
+        w = torch.nn.init.orthogonal_(torch.empty(*shape, device=DEV)).cpu().flatten(1)
+        gram = w.T @ w if w.shape[0] >= w.shape[1] else w @ w.T
+        torch.testing.assert_close(gram, torch.eye(gram.shape[0]), atol=1e-5, rtol=0)
+
+
 @pytest.mark.parametrize("make", [lambda a: a, lambda a: a.mT], ids=["contiguous", "transposed"])
 def test_linalg_gradients_match_cpu(make):
     """PyTorch's backward formulas read the saved factors (CPU factorizes
@@ -131,6 +154,7 @@ def test_linalg_gradients_match_cpu(make):
         "inv": lambda a, s: (torch.linalg.inv(make(a)) ** 2).sum(),
         "solve": lambda a, s: torch.linalg.solve(make(a), torch.ones(5, 2, device=a.device)).sum(),
         "cholesky": lambda a, s: torch.linalg.cholesky(make(s)).sum(),
+        "qr": lambda a, s: sum((t * t).sum() for t in torch.linalg.qr(make(a)[:, :3])),
         "lu": lambda a, s: sum((t * t).sum() for t in torch.linalg.lu(make(a))[1:]),
         "solve_triangular": lambda a, s: torch.linalg.solve_triangular(
             torch.linalg.cholesky(s), make(a), upper=False).sum(),

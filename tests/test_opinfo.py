@@ -234,6 +234,7 @@ ALLOW = [
     "triangular_solve", "cholesky_solve", "cholesky_inverse", "linalg.solve", "linalg.solve_ex",
     "linalg.inv", "linalg.inv_ex", "linalg.det", "linalg.slogdet", "logdet",
     "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "linalg.lu", "lu_unpack",
+    "linalg.qr", "qr",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",

@@ -1,8 +1,10 @@
 // Linear algebra on tpu: the Cholesky family (ops/cholesky.cc), triangular
-// solves (ops/triangular_solve.cc) and the LU family (ops/lu.cc).
+// solves (ops/triangular_solve.cc), the LU family (ops/lu.cc) and QR
+// (ops/qr.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/string_view.h>
 
 #include <tuple>
 
@@ -53,5 +55,8 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> lu_unpack_out(const at::Tensor
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_out(const at::Tensor& A, bool pivot,
                                                                 at::Tensor& P, at::Tensor& L,
                                                                 at::Tensor& U);
+
+std::tuple<at::Tensor&, at::Tensor&> linalg_qr_out(const at::Tensor& A, c10::string_view mode,
+                                                   at::Tensor& Q, at::Tensor& R);
 
 }  // namespace torch_tpu::ops

@@ -247,6 +247,146 @@ Value lu_solve(Builder& b, Value lu, Value pivots, Value rhs, bool adjoint_a) {
   return b.reshape(x, dims);
 }
 
+namespace {
+
+// x * y for a complex or real y that is real-valued in meaning (a norm).
+Value real_to(Builder& b, Value x, ElementType t) {
+  return hlo::is_complex(t) ? b.convert(x, t) : x;
+}
+
+// |x|^2 elementwise, in the real type.
+Value abs_squared(Builder& b, Value x) {
+  if (!hlo::is_complex(x.type.element)) return b.binary("multiply", x, x);
+  const TensorType part{hlo::real_part_type(x.type.element), x.type.dims};
+  Value re = b.op("stablehlo.real", {x}, part), im = b.op("stablehlo.imag", {x}, part);
+  return b.binary("add", b.binary("multiply", re, re), b.binary("multiply", im, im));
+}
+
+// Reflector j's vector (1 at row j, the stored part below it, 0 above) from
+// w [B, m, n] that holds it in column j below the diagonal.
+Value reflector(Builder& b, Value w, Value j) {
+  const int64_t batch = w.type.dims[0], m = w.type.dims[1];
+  Value zero = s64(b, 0);
+  Value col = b.reshape(b.dynamic_slice(w, {zero, zero, j}, {batch, m, 1}), {batch, m});
+  Value rows = b.iota({ElementType::kS64, {batch, m}}, 1);
+  Value jm = b.splat(j, {batch, m});
+  Value one = b.splat(b.constant(w.type.element, 1), {batch, m});
+  return b.select(b.compare(Compare::kGT, rows, jm), col,
+                  b.select(b.compare(Compare::kEQ, rows, jm), one, b.zeros(col.type)));
+}
+
+// x - tau v (v^H x) for x [B, m, c], v [B, m], tau [B] (tau_conj: conj(tau)).
+Value apply_reflector(Builder& b, Value x, Value v, Value tau) {
+  const int64_t batch = x.type.dims[0], m = x.type.dims[1], c = x.type.dims[2];
+  const bool complex = hlo::is_complex(x.type.element);
+  Value vh = complex ? b.conj(v) : v;
+  Value proj = b.reduce(b.binary("multiply", b.broadcast_in_dim(vh, {batch, m, c}, {0, 1}), x),
+                        b.constant(x.type.element, 0), {1}, "add");  // [B, c]
+  Value scaled = b.binary("multiply", proj, b.broadcast_in_dim(tau, {batch, c}, {0}));
+  return b.binary("subtract", x,
+                  b.binary("multiply", b.broadcast_in_dim(v, {batch, m, c}, {0, 1}),
+                           b.broadcast_in_dim(scaled, {batch, m, c}, {0, 2})));
+}
+
+}  // namespace
+
+QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
+  const auto& dims = a.type.dims;
+  const size_t r = dims.size();
+  const int64_t m = dims[r - 2], n = dims[r - 1], k = std::min(m, n);
+  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
+  int64_t batch = 1;
+  for (int64_t d : batch_dims) batch *= d;
+  const ElementType t = a.type.element;
+  const bool complex = hlo::is_complex(t);
+  const ElementType real = complex ? hlo::real_part_type(t) : t;
+  const std::vector<int64_t> bm{batch, m}, bmn{batch, m, n};
+  Value w0 = b.reshape(a, bmn);
+  // geqrf: column j's reflector H = I - tau v v^H zeroes it below the
+  // diagonal (LAPACK's larfg: beta = -sign(re alpha) |(alpha, x)|, tau =
+  // (beta - alpha) / beta, v = x / (alpha - beta); tau = 0 when x = 0 and
+  // alpha is real); H^H is applied to the columns right of j.
+  auto factor = b.while_loop(
+      {s64(b, 0), w0, b.zeros({t, {batch, std::max<int64_t>(k, 1)}})},
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.compare(Compare::kLT, v[0], s64(c, k));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value j = v[0], w = v[1], taus = v[2];
+        Value zero = s64(c, 0);
+        Value rows = c.iota({ElementType::kS64, bm}, 1);
+        Value jm = c.splat(j, bm);
+        Value col = c.reshape(c.dynamic_slice(w, {zero, zero, j}, {batch, m, 1}), bm);
+        Value alpha = c.reshape(c.dynamic_slice(w, {zero, j, j}, {batch, 1, 1}), {batch});
+        Value below = c.compare(Compare::kGT, rows, jm);
+        Value x = c.select(below, col, c.zeros(col.type));
+        Value xnorm2 = c.reduce(abs_squared(c, x), c.constant(real, 0), {1}, "add");
+        Value alpha2 = abs_squared(c, alpha);
+        Value norm = c.unary("sqrt", c.binary("add", alpha2, xnorm2));
+        Value alpha_re = complex ? c.op("stablehlo.real", {alpha}, {real, {batch}}) : alpha;
+        Value negative = c.compare(Compare::kLT, alpha_re, c.zeros(alpha_re.type));
+        Value beta = c.select(negative, norm, c.unary("negate", norm));
+        Value trivial = c.compare(Compare::kEQ, xnorm2, c.zeros(xnorm2.type));
+        if (complex) {
+          Value alpha_im = c.op("stablehlo.imag", {alpha}, {real, {batch}});
+          trivial =
+              c.binary("and", trivial, c.compare(Compare::kEQ, alpha_im, c.zeros(alpha_im.type)));
+        }
+        Value beta_t = real_to(c, beta, t);
+        Value tau = c.binary("divide", c.binary("subtract", beta_t, alpha), beta_t);
+        Value scale = c.binary("divide", c.splat(c.constant(t, 1), {batch}),
+                               c.binary("subtract", alpha, beta_t));
+        tau = c.select(trivial, c.zeros(tau.type), tau);
+        scale = c.select(trivial, c.zeros(scale.type), scale);
+        Value new_alpha = c.select(trivial, alpha, beta_t);
+        Value vbelow = c.binary("multiply", x, c.broadcast_in_dim(scale, bm, {0}));
+        // Column j: R's entry at the diagonal, the reflector below it.
+        Value new_col = c.select(below, vbelow,
+                                 c.select(c.compare(Compare::kEQ, rows, jm),
+                                          c.broadcast_in_dim(new_alpha, bm, {0}), col));
+        Value cols3 = c.iota({ElementType::kS64, bmn}, 2);
+        Value at_j = c.compare(Compare::kEQ, cols3, c.splat(j, bmn));
+        w = c.select(at_j, c.broadcast_in_dim(new_col, bmn, {0, 1}), w);
+        // The trailing columns get H^H.
+        Value one = c.splat(c.constant(t, 1), bm);
+        Value vfull = c.select(below, vbelow,
+                               c.select(c.compare(Compare::kEQ, rows, jm), one, c.zeros(one.type)));
+        Value tau_h = complex ? c.conj(tau) : tau;
+        Value updated = apply_reflector(c, w, vfull, tau_h);
+        w = c.select(c.compare(Compare::kGT, cols3, c.splat(j, bmn)), updated, w);
+        taus = c.dynamic_update_slice_at(taus, c.reshape(tau, {batch, 1}), {zero, j});
+        return std::vector<Value>{c.binary("add", j, s64(c, 1)), w, taus};
+      });
+  Value w = factor[1], taus = factor[2];
+  std::vector<int64_t> r_shape = batch_dims;
+  r_shape.insert(r_shape.end(), {r_rows, n});
+  Value rmat = triangle(b, b.slice(w, {0, 0, 0}, {batch, r_rows, n}, {1, 1, 1}), false);
+  QrResult result{Value{}, b.reshape(rmat, r_shape)};
+  if (q_cols == 0) return result;
+  // orgqr: Q = H_1 ... H_k applied to the first q_cols columns of I, the
+  // last reflector first.
+  const std::vector<int64_t> bmq{batch, m, q_cols};
+  Value eye = b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, bmq}, 1),
+                                  b.iota({ElementType::kS64, bmq}, 2)),
+                        t);
+  auto build = b.while_loop(
+      {s64(b, k - 1), eye, w, taus},
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.compare(Compare::kGE, v[0], s64(c, 0));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value j = v[0];
+        Value vj = reflector(c, v[2], j);
+        Value tau = c.reshape(c.dynamic_slice(v[3], {s64(c, 0), j}, {batch, 1}), {batch});
+        Value q = apply_reflector(c, v[1], vj, tau);
+        return std::vector<Value>{c.binary("subtract", j, s64(c, 1)), q, v[2], v[3]};
+      });
+  std::vector<int64_t> q_shape = batch_dims;
+  q_shape.insert(q_shape.end(), {m, q_cols});
+  result.q = b.reshape(build[1], q_shape);
+  return result;
+}
+
 Value permutation_matrix(Builder& b, Value pivots, int64_t m, ElementType type) {
   const auto& dims = pivots.type.dims;
   std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 1);

@@ -52,6 +52,15 @@ LuResult lu_factor(hlo::Builder& b, hlo::Value a);
 hlo::Value lu_solve(hlo::Builder& b, hlo::Value lu, hlo::Value pivots, hlo::Value rhs,
                     bool adjoint);
 
+// LAPACK's Householder QR (geqrf, then orgqr for Q) of a batch of m x n
+// matrices, with its reflectors and signs, so Q and R are CPU's: R is
+// `r_rows` x n (min(m, n), or m for mode 'complete'), upper triangular; Q is
+// m x `q_cols` (min(m, n) or m), or not built when q_cols is 0.
+struct QrResult {
+  hlo::Value q, r;
+};
+QrResult householder_qr(hlo::Builder& b, hlo::Value a, int64_t q_cols, int64_t r_rows);
+
 // The m x m permutation matrix P of A = P L U that lu_factor's `pivots`
 // (of an m-row A) record, in element type `type` (lu_unpack's P).
 hlo::Value permutation_matrix(hlo::Builder& b, hlo::Value pivots, int64_t m, hlo::ElementType type);

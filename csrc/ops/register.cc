@@ -178,6 +178,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_lu_solve.out", TORCH_FN(linalg_lu_solve_out));
   m.impl("lu_unpack.out", TORCH_FN(lu_unpack_out));
   m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
+  m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
   m.impl("_linalg_solve_ex.result", TORCH_FN(linalg_solve_ex_out));
   m.impl("linalg_inv_ex.inverse", TORCH_FN(linalg_inv_ex_out));
   m.impl("_linalg_det.result", TORCH_FN(linalg_det_out));
