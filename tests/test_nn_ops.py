@@ -1966,3 +1966,84 @@ def test_nan_to_num_integer_is_a_copy():
     x = torch.tensor([1, -2, 3], dtype=torch.int32)
     got = torch.nan_to_num(x.to("tpu"), nan=5.0)
     assert got.dtype == torch.int32 and torch.equal(got.cpu(), x)
+
+
+RNN_CASES = {
+    "lstm": lambda: torch.nn.LSTM(4, 6),
+    "lstm_2_layers_bidirectional_batch_first": lambda: torch.nn.LSTM(
+        4, 6, num_layers=2, bidirectional=True, batch_first=True),
+    "lstm_no_bias": lambda: torch.nn.LSTM(4, 6, bias=False),
+    "lstm_projection": lambda: torch.nn.LSTM(4, 6, proj_size=3),
+    "gru": lambda: torch.nn.GRU(4, 6),
+    "gru_2_layers_bidirectional": lambda: torch.nn.GRU(4, 6, num_layers=2, bidirectional=True),
+    "gru_no_bias": lambda: torch.nn.GRU(4, 6, bias=False),
+}
+
+
+@pytest.mark.parametrize("name", list(RNN_CASES))
+def test_lstm_and_gru_match_cpu(name):
+    """nn.LSTM/nn.GRU go through the fused cells on accelerators
+    (_thnn_fused_lstm_cell/_thnn_fused_gru_cell): outputs, final states and
+    every gradient as CPU's."""
+    torch.manual_seed(0)
+    cpu = RNN_CASES[name]()
+    tpu = copy.deepcopy(cpu).to(DEV)
+    x = torch.randn(5, 3, 4)
+    xc, xt = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+    (out_c, state_c), (out_t, state_t) = cpu(xc), tpu(xt)
+    assert_same(out_t, out_c, "output")
+    for a, e in zip(state_t if isinstance(state_t, tuple) else (state_t,),
+                    state_c if isinstance(state_c, tuple) else (state_c,)):
+        assert_same(a, e, "final state")
+    w = torch.randn(out_c.shape)
+    (out_c * w).sum().backward()
+    (out_t * w.to(DEV)).sum().backward()
+    assert_same(xt.grad, xc.grad, "input grad")
+    for (pname, a), e in zip(tpu.named_parameters(), cpu.parameters()):
+        assert_same(a.grad, e.grad, f"{pname} grad")
+
+
+def test_rnn_cells_packed_sequences_and_half():
+    torch.manual_seed(0)
+    for cell, state in ((torch.nn.LSTMCell(4, 6), (torch.randn(3, 6), torch.randn(3, 6))),
+                        (torch.nn.GRUCell(4, 6), torch.randn(3, 6))):
+        x = torch.randn(3, 4)
+        moved = tuple(s.to(DEV) for s in state) if isinstance(state, tuple) else state.to(DEV)
+        expected = cell(x, state)
+        actual = copy.deepcopy(cell).to(DEV)(x.to(DEV), moved)
+        for a, e in zip(actual if isinstance(actual, tuple) else (actual,),
+                        expected if isinstance(expected, tuple) else (expected,)):
+            assert_same(a, e, type(cell).__name__)
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    x, lengths = torch.randn(5, 3, 4), torch.tensor([5, 3, 2])
+    gru = torch.nn.GRU(4, 6)
+    out_c, h_c = gru(pack_padded_sequence(x, lengths))
+    out_t, h_t = copy.deepcopy(gru).to(DEV)(pack_padded_sequence(x.to(DEV), lengths))
+    assert_same(pad_packed_sequence(out_t)[0], pad_packed_sequence(out_c)[0], "packed output")
+    assert_same(h_t, h_c, "packed final state")
+    lstm = torch.nn.LSTM(4, 6)
+    half = copy.deepcopy(lstm).half().to(DEV)(x.half().to(DEV))[0]
+    torch.testing.assert_close(half.cpu().float(), lstm(x)[0], atol=3e-3, rtol=0)
+
+
+def test_lstm_language_model_trains_like_cpu():
+    torch.manual_seed(0)
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(20, 8)
+            self.rnn = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+            self.head = torch.nn.Linear(16, 20)
+
+        def forward(self, tokens):
+            return self.head(self.rnn(self.emb(tokens))[0])
+
+    tokens = torch.randint(0, 20, (4, 9))
+
+    def loss_fn(model, device):
+        t = tokens.to(device)
+        logits = model(t[:, :-1])
+        return F.cross_entropy(logits.reshape(-1, 20), t[:, 1:].reshape(-1))
+
+    train_like_cpu(Model(), loss_fn, lambda p: torch.optim.Adam(p, lr=1e-2))

@@ -33,6 +33,7 @@
 #include "ops/reduction.h"
 #include "ops/reduction_variant_kernels.h"
 #include "ops/resample_kernels.h"
+#include "ops/rnn_cell_kernels.h"
 #include "ops/scaled_mm_kernels.h"
 #include "ops/search_kernels.h"
 #include "ops/sequence_kernels.h"
@@ -179,6 +180,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lu_unpack.out", TORCH_FN(lu_unpack_out));
   m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
   m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
+  m.impl("_thnn_fused_lstm_cell", TORCH_FN(thnn_fused_lstm_cell));
+  m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(thnn_fused_lstm_cell_backward_impl));
+  m.impl("_thnn_fused_gru_cell", TORCH_FN(thnn_fused_gru_cell));
+  m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(thnn_fused_gru_cell_backward));
   m.impl("_linalg_solve_ex.result", TORCH_FN(linalg_solve_ex_out));
   m.impl("linalg_inv_ex.inverse", TORCH_FN(linalg_inv_ex_out));
   m.impl("_linalg_det.result", TORCH_FN(linalg_det_out));
