@@ -2047,3 +2047,18 @@ def test_lstm_language_model_trains_like_cpu():
         return F.cross_entropy(logits.reshape(-1, 20), t[:, 1:].reshape(-1))
 
     train_like_cpu(Model(), loss_fn, lambda p: torch.optim.Adam(p, lr=1e-2))
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_embedding_max_norm_renormalizes_like_cpu(norm_type):
+    """nn.Embedding(max_norm=...) rescales the rows it looks up, in place
+    (embedding_renorm_), before the lookup; repeated indices once."""
+    torch.manual_seed(0)
+    emb = nn.Embedding(30, 6, max_norm=1.5, norm_type=norm_type)
+    with torch.no_grad():
+        emb.weight.mul_(3)
+    idx = torch.tensor([[1, 4, 4, 7], [29, 1, 0, 4]])
+    train_like_cpu(emb, lambda m, d: (m(idx.to(d)) ** 2).sum(), lambda p: torch.optim.SGD(p, lr=0.1))
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="Expected 2-dimensional tensor"):
+            torch.embedding_renorm_(torch.ones(3, device=device), torch.tensor([0], device=device), 1.0, 2.0)

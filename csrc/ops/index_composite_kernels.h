@@ -26,4 +26,7 @@ at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tens
                              const at::Tensor& source, c10::string_view reduce, bool include_self,
                              at::Tensor& out);
 
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                              double norm_type);
+
 }  // namespace torch_tpu::ops

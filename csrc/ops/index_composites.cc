@@ -2,8 +2,10 @@
 // triu_indices/tril_indices (computed on the host: they depend on three
 // integers only, like a constant), nonzero_static (nonzero padded to a fixed
 // size, computed on the device without reading a count back: what compiled
-// code uses where nonzero would break the graph), and index_reduce (a
-// scatter_reduce with the index spread along the reduced dim).
+// code uses where nonzero would break the graph), index_reduce (a
+// scatter_reduce with the index spread along the reduced dim) and
+// embedding_renorm_ (nn.Embedding's max_norm: the rows it looks up,
+// rescaled and written back, with no host read).
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
@@ -115,6 +117,24 @@ at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& i
 at::Tensor& index_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                           const at::Tensor& source, c10::string_view reduce, bool include_self) {
   return index_reduce_out(self, dim, index, source, reduce, include_self, self);
+}
+
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm,
+                              double norm_type) {
+  // CPU's checks, in its words.
+  at::TensorArg self_arg{self, "self", 1}, indices_arg{indices, "indices", 2};
+  at::checkDim("embedding_renorm_", self_arg, 2);
+  at::checkScalarTypes("embedding_renorm_", indices_arg, {at::kLong, at::kInt});
+  if (indices.numel() == 0) return self;
+  // A row looked up twice is rescaled once: every copy of it computes the
+  // same new row, so writing them all back writes that row.
+  const at::Tensor index = indices.reshape(-1).to(at::kLong);
+  const at::Tensor rows = self.index_select(0, index);
+  const at::Tensor norms = at::linalg_vector_norm(rows, norm_type, {1}, /*keepdim=*/true);
+  const at::Tensor scale =
+      at::where(norms > max_norm, max_norm / (norms + 1e-7), at::ones_like(norms));
+  self.index_copy_(0, index, rows * scale);
+  return self;
 }
 
 }  // namespace torch_tpu::ops

@@ -156,6 +156,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero_static", TORCH_FN(nonzero_static));
   m.impl("nonzero_static.out", TORCH_FN(nonzero_static_out));
   m.impl("index_reduce", TORCH_FN(index_reduce));
+  m.impl("embedding_renorm_", TORCH_FN(ops::embedding_renorm_));
   m.impl("index_reduce_", TORCH_FN(index_reduce_));
   m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
   m.impl("multi_margin_loss", TORCH_FN(multi_margin_loss));
