@@ -232,3 +232,86 @@ def test_gaussian_process_posterior_and_mvn_fit_like_cpu():
         params[device] = (loc.detach().cpu(), raw.detach().cpu())
     for a, e in zip(params[DEV], params["cpu"]):
         torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
+
+
+def _sign_fixed(v):
+    """Columns scaled so each one's largest-magnitude entry is positive:
+    eigenvectors and singular vectors are unique only up to that sign."""
+    idx = v.abs().argmax(-2, keepdim=True)
+    s = torch.sign(torch.gather(v, -2, idx))
+    return v * torch.where(s == 0, torch.ones_like(s), s)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_eigh_matches_cpu(dtype):
+    torch.manual_seed(0)
+    for n in (1, 2, 6):
+        A = torch.randn(3, n, n, dtype=dtype)
+        for uplo in ("L", "U"):
+            # only the chosen triangle is read
+            w, v = torch.linalg.eigh(A, UPLO=uplo)
+            wt, vt = torch.linalg.eigh(A.to(DEV), UPLO=uplo)
+            _same(wt, w)
+            assert vt.stride() == v.stride()
+            torch.testing.assert_close(_sign_fixed(vt.cpu()), _sign_fixed(v), atol=1e-4, rtol=1e-4)
+        _same(*_both(torch.linalg.eigvalsh, A))
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="Expected UPLO argument to be 'L' or 'U', but got X"):
+            torch.linalg.eigh(torch.eye(2, device=device), UPLO="X")
+        with pytest.raises(RuntimeError, match="linalg.eigh: A must be batches of square matrices"):
+            torch.linalg.eigh(torch.ones(2, 3, device=device))
+    with pytest.raises(NotImplementedError, match="linalg.eigh: complex matrices"):
+        torch.linalg.eigh(torch.eye(2, dtype=torch.complex64, device=DEV))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_svd_matches_cpu(dtype):
+    torch.manual_seed(0)
+    for shape in ((5, 3), (3, 5), (4, 4), (2, 7, 2)):
+        A = torch.randn(*shape, dtype=dtype)
+        for full in (False, True):
+            U, S, Vh = torch.linalg.svd(A, full_matrices=full)
+            Ut, St, Vht = torch.linalg.svd(A.to(DEV), full_matrices=full)
+            _same(St, S)
+            assert Ut.shape == U.shape and Vht.shape == Vh.shape
+            assert Ut.stride() == U.stride() and Vht.stride() == Vh.stride()
+            k = S.shape[-1]
+            torch.testing.assert_close(_sign_fixed(Ut.cpu()[..., :k]), _sign_fixed(U[..., :k]),
+                                       atol=1e-4, rtol=1e-4)
+            eye = torch.eye(Ut.shape[-1], dtype=dtype)
+            torch.testing.assert_close(Ut.cpu().mT @ Ut.cpu(), eye.expand_as(Ut.mT @ Ut), atol=1e-5, rtol=0)
+            rebuilt = (Ut.cpu()[..., :k] * St.cpu().unsqueeze(-2)) @ Vht.cpu()[..., :k, :]
+            torch.testing.assert_close(rebuilt, A, atol=1e-5, rtol=1e-5)
+    # rank deficient: zero singular values, still orthonormal vectors
+    A = (torch.randn(6, 2) @ torch.randn(2, 4)).to(dtype)
+    Ut, St, Vht = torch.linalg.svd(A.to(DEV))
+    torch.testing.assert_close(Ut.cpu().mT @ Ut.cpu(), torch.eye(6, dtype=dtype), atol=1e-5, rtol=0)
+    _same(*_both(torch.linalg.matrix_rank, A))
+    _same(*_both(torch.linalg.pinv, A))
+    _same(*_both(lambda a: torch.linalg.matrix_norm(a, "nuc"), A))
+    _same(*_both(lambda a: torch.linalg.matrix_norm(a, 2), A))
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="keyword argument `driver=` is only supported on CUDA"):
+            torch.linalg.svd(torch.eye(2, device=device), driver="gesvd")
+
+
+def test_pca_and_whitening_flows_like_cpu():
+    """torch.pca_lowrank (its QR, its SVD; with q the full rank its random
+    projection, drawn by each device's generator, cannot change the result)
+    and a whitening transform from the covariance's eigendecomposition."""
+    torch.manual_seed(0)
+    X = torch.randn(200, 6) @ torch.randn(6, 6)
+    torch.manual_seed(1)
+    _, s_cpu, _ = torch.pca_lowrank(X, q=6)
+    torch.manual_seed(1)
+    _, s_tpu, _ = torch.pca_lowrank(X.to(DEV), q=6)
+    torch.testing.assert_close(s_tpu.cpu(), s_cpu, atol=1e-3, rtol=1e-4)
+
+    def whiten(x):
+        xc = x - x.mean(0)
+        w, v = torch.linalg.eigh(xc.T @ xc / (len(x) - 1))
+        return xc @ v @ torch.diag(w.rsqrt()) @ v.T  # invariant to the vectors' signs
+
+    Z = whiten(X.to(DEV)).cpu()
+    torch.testing.assert_close(Z, whiten(X), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(Z.T @ Z / 199, torch.eye(6), atol=1e-4, rtol=0)

@@ -1,11 +1,13 @@
 // Linear algebra on tpu: the Cholesky family (ops/cholesky.cc), triangular
-// solves (ops/triangular_solve.cc), the LU family (ops/lu.cc) and QR
-// (ops/qr.cc).
+// solves (ops/triangular_solve.cc), the LU family (ops/lu.cc), QR
+// (ops/qr.cc) and the symmetric eigendecomposition and SVD
+// (ops/eigh_svd.cc).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/string_view.h>
 
+#include <optional>
 #include <tuple>
 
 namespace torch_tpu::ops {
@@ -58,5 +60,12 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_out(const at::Tensor
 
 std::tuple<at::Tensor&, at::Tensor&> linalg_qr_out(const at::Tensor& A, c10::string_view mode,
                                                    at::Tensor& Q, at::Tensor& R);
+
+std::tuple<at::Tensor&, at::Tensor&> linalg_eigh_out(const at::Tensor& A, c10::string_view uplo,
+                                                     bool compute_v, at::Tensor& eigenvalues,
+                                                     at::Tensor& eigenvectors);
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_svd_out(
+    const at::Tensor& A, bool full_matrices, bool compute_uv,
+    std::optional<c10::string_view> driver, at::Tensor& U, at::Tensor& S, at::Tensor& Vh);
 
 }  // namespace torch_tpu::ops

@@ -1,0 +1,284 @@
+// See ops/jacobi_lowering.h.
+#include "ops/jacobi_lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "ops/linalg_lowering.h"
+
+namespace torch_tpu::ops {
+
+using hlo::Builder;
+using hlo::Compare;
+using hlo::ElementType;
+using hlo::Value;
+
+namespace {
+
+Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
+
+double epsilon(ElementType t) {
+  return t == ElementType::kF64 ? std::numeric_limits<double>::epsilon()
+                                : static_cast<double>(std::numeric_limits<float>::epsilon());
+}
+
+// Column j of x [B, m, n] as [B, m], and x with it replaced.
+Value column(Builder& b, Value x, Value j) {
+  const int64_t batch = x.type.dims[0], m = x.type.dims[1];
+  Value zero = s64(b, 0);
+  return b.reshape(b.dynamic_slice(x, {zero, zero, j}, {batch, m, 1}), {batch, m});
+}
+Value with_column(Builder& b, Value x, Value j, Value v) {
+  const int64_t batch = x.type.dims[0], m = x.type.dims[1];
+  Value zero = s64(b, 0);
+  return b.dynamic_update_slice_at(x, b.reshape(v, {batch, m, 1}), {zero, zero, j});
+}
+Value row(Builder& b, Value x, Value i) {
+  const int64_t batch = x.type.dims[0], n = x.type.dims[2];
+  Value zero = s64(b, 0);
+  return b.reshape(b.dynamic_slice(x, {zero, i, zero}, {batch, 1, n}), {batch, n});
+}
+Value with_row(Builder& b, Value x, Value i, Value v) {
+  const int64_t batch = x.type.dims[0], n = x.type.dims[2];
+  Value zero = s64(b, 0);
+  return b.dynamic_update_slice_at(x, b.reshape(v, {batch, 1, n}), {zero, i, zero});
+}
+Value entry(Builder& b, Value x, Value i, Value j) {
+  const int64_t batch = x.type.dims[0];
+  return b.reshape(b.dynamic_slice(x, {s64(b, 0), i, j}, {batch, 1, 1}), {batch});
+}
+
+// (c u - s v, s u + c v) for vectors u, v [B, k] and per-matrix c, s [B].
+std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s) {
+  Value cb = b.broadcast_in_dim(c, u.type.dims, {0}), sb = b.broadcast_in_dim(s, u.type.dims, {0});
+  return {b.binary("subtract", b.binary("multiply", cb, u), b.binary("multiply", sb, v)),
+          b.binary("add", b.binary("multiply", sb, u), b.binary("multiply", cb, v))};
+}
+
+// The rotation (c, s) that zeroes the pair's coupling `off` between
+// diagonal terms `pp` and `qq` (tan = t, the smaller root of t^2 + 2 x t - 1
+// with x = (qq - pp) / (2 off)); the identity where `skip`.
+std::pair<Value, Value> jacobi_rotation(Builder& b, Value pp, Value qq, Value off, Value skip) {
+  const auto& dims = pp.type.dims;
+  const ElementType t = pp.type.element;
+  auto full = [&](double v) { return b.splat(b.constant(t, v), dims); };
+  Value safe_off = b.select(skip, full(1), off);
+  Value x =
+      b.binary("divide", b.binary("subtract", qq, pp), b.binary("multiply", full(2), safe_off));
+  Value sign = b.select(b.compare(Compare::kGE, x, full(0)), full(1), full(-1));
+  Value root = b.unary("sqrt", b.binary("add", b.binary("multiply", x, x), full(1)));
+  Value tan = b.binary("divide", sign, b.binary("add", b.unary("abs", x), root));
+  // x*x overflows for a negligible coupling: the rotation is then the identity.
+  Value finite = b.compare(Compare::kLT, b.unary("abs", x), full(1e150));
+  tan = b.select(b.binary("or", skip, b.unary("not", finite)), full(0), tan);
+  Value c = b.binary("divide", full(1),
+                     b.unary("sqrt", b.binary("add", b.binary("multiply", tan, tan), full(1))));
+  return {c, b.binary("multiply", tan, c)};
+}
+
+Value any_of(Builder& b, Value flags) {
+  std::vector<int64_t> all(flags.type.rank());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  Value n = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0), all,
+                     "maximum");
+  return b.compare(Compare::kNE, n, b.zeros(n.type));
+}
+
+// Cyclic sweeps over the pairs p < q of n: `rotate_pair` (carried values,
+// p, q) -> (carried values, rotated [B] pred). Stops after a sweep with no
+// rotation, or after a cap far above what Jacobi needs (its convergence is
+// quadratic).
+using PairStep = std::function<std::pair<std::vector<Value>, Value>(
+    Builder&, const std::vector<Value>&, Value, Value)>;
+std::vector<Value> sweeps(Builder& b, std::vector<Value> state, int64_t n, int64_t batch,
+                          const PairStep& step) {
+  if (n < 2) return state;
+  std::vector<Value> init{s64(b, 0), b.splat(b.constant_int(ElementType::kPred, 1), {batch})};
+  init.insert(init.end(), state.begin(), state.end());
+  auto outer = b.while_loop(
+      init,
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.binary("and", c.compare(Compare::kLT, v[0], s64(c, 60)), any_of(c, v[1]));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        std::vector<Value> inner_init{s64(c, 0), s64(c, 1), c.zeros({ElementType::kPred, {batch}})};
+        inner_init.insert(inner_init.end(), v.begin() + 2, v.end());
+        auto inner = c.while_loop(
+            inner_init,
+            [&](Builder& d, const std::vector<Value>& w) {
+              return d.compare(Compare::kLT, w[0], s64(d, n - 1));
+            },
+            [&](Builder& d, const std::vector<Value>& w) {
+              std::vector<Value> carried(w.begin() + 3, w.end());
+              auto [next, rotated] = step(d, carried, w[0], w[1]);
+              Value q = d.binary("add", w[1], s64(d, 1));
+              Value wrap = d.compare(Compare::kEQ, q, s64(d, n));
+              Value p = d.select(wrap, d.binary("add", w[0], s64(d, 1)), w[0]);
+              q = d.select(wrap, d.binary("add", p, s64(d, 1)), q);
+              std::vector<Value> out{p, q, d.binary("or", w[2], rotated)};
+              out.insert(out.end(), next.begin(), next.end());
+              return out;
+            });
+        std::vector<Value> out{c.binary("add", v[0], s64(c, 1)), inner[2]};
+        out.insert(out.end(), inner.begin() + 3, inner.end());
+        return out;
+      });
+  return std::vector<Value>(outer.begin() + 2, outer.end());
+}
+
+Value identity(Builder& b, int64_t batch, int64_t n, ElementType t) {
+  const std::vector<int64_t> dims{batch, n, n};
+  return b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, dims}, 1),
+                             b.iota({ElementType::kS64, dims}, 2)),
+                   t);
+}
+
+// x [B, m, n] with its columns reordered: column j is x's column order[b, j].
+Value gather_columns(Builder& b, Value x, Value order) {
+  const int64_t batch = x.type.dims[0], m = x.type.dims[1], n = x.type.dims[2];
+  const std::vector<int64_t> dims{batch, m, n};
+  Value base =
+      b.binary("multiply", b.iota({ElementType::kS64, dims}, 0), b.splat(s64(b, m * n), dims));
+  Value rows = b.binary("multiply", b.iota({ElementType::kS64, dims}, 1), b.splat(s64(b, n), dims));
+  Value idx = b.binary("add", b.binary("add", base, rows), b.broadcast_in_dim(order, dims, {0, 2}));
+  return b.reshape(b.gather_1d(b.reshape(x, {batch * m * n}), idx), dims);
+}
+
+// Sorts values [B, n] (ascending, or descending) and returns (sorted, order).
+std::pair<Value, Value> sorted_with_order(Builder& b, Value values, bool descending) {
+  Value idx = b.iota({ElementType::kS64, values.type.dims}, 1);
+  auto r = b.sort({values, idx}, 1, descending);
+  return {r[0], r[1]};
+}
+
+}  // namespace
+
+EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
+  const auto& dims = a.type.dims;
+  const size_t r = dims.size();
+  const int64_t n = dims[r - 1];
+  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
+  int64_t batch = 1;
+  for (int64_t d : batch_dims) batch *= d;
+  const ElementType t = a.type.element;
+  const double eps = epsilon(t);
+  // The symmetric matrix the chosen triangle stands for.
+  Value tri = triangle(b, a, lower);
+  Value strict = triangle(b, a, lower, lower ? -1 : 1);
+  Value sym = b.reshape(b.binary("add", tri, adjoint(b, strict)), {batch, n, n});
+  auto result =
+      sweeps(b, {sym, identity(b, batch, n, t)}, n, batch,
+             [&](Builder& c, const std::vector<Value>& v, Value p, Value q) {
+               Value m = v[0], vec = v[1];
+               Value pp = entry(c, m, p, p), qq = entry(c, m, q, q), pq = entry(c, m, p, q);
+               auto full = [&](double x) { return c.splat(c.constant(t, x), {batch}); };
+               // Rotate unless the coupling is negligible against its diagonal.
+               Value scale = c.unary("sqrt", c.unary("abs", c.binary("multiply", pp, qq)));
+               Value small = c.compare(Compare::kLE, c.unary("abs", pq),
+                                       c.binary("multiply", full(eps), scale));
+               Value skip = c.binary("or", small, c.compare(Compare::kEQ, pq, full(0)));
+               auto [cs, sn] = jacobi_rotation(c, pp, qq, pq, skip);
+               auto [rp, rq] = rotate(c, row(c, m, p), row(c, m, q), cs, sn);
+               m = with_row(c, with_row(c, m, p, rp), q, rq);
+               auto [cp, cq] = rotate(c, column(c, m, p), column(c, m, q), cs, sn);
+               m = with_column(c, with_column(c, m, p, cp), q, cq);
+               auto [vp, vq] = rotate(c, column(c, vec, p), column(c, vec, q), cs, sn);
+               vec = with_column(c, with_column(c, vec, p, vp), q, vq);
+               return std::make_pair(std::vector<Value>{m, vec}, c.unary("not", skip));
+             });
+  // The diagonal, ascending, with the eigenvectors in the same order.
+  Value diag_mask = b.compare(Compare::kEQ, b.iota({ElementType::kS64, {batch, n, n}}, 1),
+                              b.iota({ElementType::kS64, {batch, n, n}}, 2));
+  Value diag = b.reduce(b.select(diag_mask, result[0], b.zeros(result[0].type)), b.constant(t, 0),
+                        {2}, "add");
+  auto [w, order] = sorted_with_order(b, diag, false);
+  Value vectors = gather_columns(b, result[1], order);
+  std::vector<int64_t> w_dims = batch_dims, v_dims = batch_dims;
+  w_dims.push_back(n);
+  v_dims.insert(v_dims.end(), {n, n});
+  return {b.reshape(w, w_dims), b.reshape(vectors, v_dims)};
+}
+
+SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
+  const auto& dims = a.type.dims;
+  const size_t r = dims.size();
+  const int64_t m = dims[r - 2], n = dims[r - 1];
+  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
+  int64_t batch = 1;
+  for (int64_t d : batch_dims) batch *= d;
+  const ElementType t = a.type.element;
+  // One-sided Jacobi orthogonalizes columns, so work on the tall one of a
+  // and a^T: a^T = U' S V'^T gives a = V' S U'^T.
+  const bool wide = m < n;
+  const int64_t rows = wide ? n : m, cols = wide ? m : n;
+  Value w0 = b.reshape(wide ? adjoint(b, a) : a, {batch, rows, cols});
+  const double eps = epsilon(t);
+  auto result =
+      sweeps(b, {w0, identity(b, batch, cols, t)}, cols, batch,
+             [&](Builder& c, const std::vector<Value>& v, Value p, Value q) {
+               Value w = v[0], vec = v[1];
+               Value wp = column(c, w, p), wq = column(c, w, q);
+               Value alpha = c.reduce(c.binary("multiply", wp, wp), c.constant(t, 0), {1}, "add");
+               Value beta = c.reduce(c.binary("multiply", wq, wq), c.constant(t, 0), {1}, "add");
+               Value gamma = c.reduce(c.binary("multiply", wp, wq), c.constant(t, 0), {1}, "add");
+               auto fullv = [&](double x) { return c.splat(c.constant(t, x), {batch}); };
+               Value scale = c.unary("sqrt", c.binary("multiply", alpha, beta));
+               Value small = c.compare(Compare::kLE, c.unary("abs", gamma),
+                                       c.binary("multiply", fullv(eps), scale));
+               Value skip = c.binary("or", small, c.compare(Compare::kEQ, gamma, fullv(0)));
+               auto [cs, sn] = jacobi_rotation(c, alpha, beta, gamma, skip);
+               auto [np, nq] = rotate(c, wp, wq, cs, sn);
+               w = with_column(c, with_column(c, w, p, np), q, nq);
+               auto [vp, vq] = rotate(c, column(c, vec, p), column(c, vec, q), cs, sn);
+               vec = with_column(c, with_column(c, vec, p, vp), q, vq);
+               return std::make_pair(std::vector<Value>{w, vec}, c.unary("not", skip));
+             });
+  Value w = result[0];
+  Value norms = b.unary("sqrt", b.reduce(b.binary("multiply", w, w), b.constant(t, 0), {1}, "add"));
+  auto [s, order] = sorted_with_order(b, norms, true);
+  std::vector<int64_t> s_dims = batch_dims;
+  s_dims.push_back(cols);
+  SvdResult out{Value{}, b.reshape(s, s_dims), Value{}};
+  if (!vectors) return out;
+  // The left vectors: the sorted columns, normalized by a QR (which also
+  // completes them where a singular value is 0, and to a square basis for
+  // full matrices), each column's sign set so it is w_j / s_j.
+  Value ws = gather_columns(b, w, order);
+  Value vs = gather_columns(b, result[1], order);
+  const int64_t q_cols = full ? rows : cols;
+  QrResult qr = householder_qr(b, ws, q_cols, cols);
+  Value rdiag_mask = b.compare(Compare::kEQ, b.iota({ElementType::kS64, {batch, cols, cols}}, 1),
+                               b.iota({ElementType::kS64, {batch, cols, cols}}, 2));
+  Value rdiag =
+      b.reduce(b.select(rdiag_mask, qr.r, b.zeros(qr.r.type)), b.constant(t, 0), {2}, "add");
+  Value sign =
+      b.select(b.compare(Compare::kLT, rdiag, b.zeros(rdiag.type)),
+               b.splat(b.constant(t, -1), {batch, cols}), b.splat(b.constant(t, 1), {batch, cols}));
+  // Columns past the first `cols` (full matrices) keep their sign.
+  Value sign_q = sign;
+  if (q_cols > cols) {
+    sign_q = b.concatenate({sign, b.splat(b.constant(t, 1), {batch, q_cols - cols})}, 1);
+  }
+  Value u = b.binary("multiply", qr.q, b.broadcast_in_dim(sign_q, {batch, rows, q_cols}, {0, 2}));
+  // a = u diag(s) vs^T (tall case).
+  Value left = u, right_t = adjoint(b, vs);  // right_t: cols x cols
+  std::vector<int64_t> u_dims = batch_dims, vh_dims = batch_dims;
+  if (!wide) {
+    u_dims.insert(u_dims.end(), {m, q_cols});
+    vh_dims.insert(vh_dims.end(), {cols, n});
+    out.u = b.reshape(left, u_dims);
+    out.vh = b.reshape(right_t, vh_dims);
+  } else {
+    // a^T = u s vs^T, so a = vs s u^T: U = vs (m x m), Vh = u^T.
+    u_dims.insert(u_dims.end(), {m, m});
+    vh_dims.insert(vh_dims.end(), {q_cols, n});
+    out.u = b.reshape(vs, u_dims);
+    out.vh = b.reshape(adjoint(b, left), vh_dims);
+  }
+  return out;
+}
+
+}  // namespace torch_tpu::ops
