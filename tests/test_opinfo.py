@@ -236,7 +236,7 @@ ALLOW = [
     "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "linalg.lu", "lu_unpack",
     "linalg.qr", "qr", "linalg.eigvalsh", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
     "linalg.matrix_rank", "linalg.matrix_rank.hermitian", "norm.nuc", "linalg.cond",
-    "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_power",
+    "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_power", "igamma", "igammac",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -262,7 +262,6 @@ NOT_YET = {
     "polygamma.polygamma_n_0": "aten::polygamma.out n >= 2 (every variant's samples use n = 1..4)",
     "polygamma.polygamma_n_1": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_2": "aten::polygamma.out n >= 2",
     "polygamma.polygamma_n_3": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_4": "aten::polygamma.out n >= 2",
-    "igamma": "aten::igamma.out", "igammac": "aten::igammac.out",
     "frexp": "aten::frexp.Tensor_out",
     # linear algebra
     "nn.functional.pdist": "aten::_pdist_forward",

@@ -26,6 +26,7 @@
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
 #include "ops/expanded_writes.h"
+#include "ops/incomplete_gamma.h"
 #include "ops/out_checks.h"
 #include "ops/overload_names.h"
 #include "ops/result_layout.h"
@@ -950,6 +951,10 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          TORCH_CHECK_NOT_IMPLEMENTED(n < 2, "aten::polygamma with n >= 2 is not implemented for "
                                      "the tpu device (n = 0 and n = 1 are)");
          return n == 0 ? digamma_value(b, in, in["self"]) : trigamma_value(b, in, in["self"]); }}},
+      {"igamma", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return regularized_gamma(b, in["self"], in["other"], false); }}},
+      {"igammac", {R::kPromoted, [](Builder& b, const Inputs& in) {
+         return regularized_gamma(b, in["self"], in["other"], true); }}},
       {"i0", {R::kFloat, [](Builder& b, const Inputs& in) { return bessel_i0(b, in, in["self"]); }}},
       {"special_i1", {R::kFloat, [](Builder& b, const Inputs& in) {
          // I1(x) = exp(|x|) * I1e(x)
@@ -1018,6 +1023,8 @@ std::vector<std::string> overloads() {
         "leaky_relu",
         "atan2",
         "hypot",
+        "igamma",
+        "igammac",
         "copysign.Tensor",
         "fmod.Tensor",
         "remainder.Tensor",

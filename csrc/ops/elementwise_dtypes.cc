@@ -74,6 +74,8 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"atan2", {B | I | F}},
       {"hypot", {F}},
       {"nextafter", {F}},
+      {"igamma", {F}},
+      {"igammac", {F}},
       {"copysign", {B | I | F}},
       {"maximum", {B | I | F, C, "maximum not implemented for complex tensors."}},
       {"minimum", {B | I | F, C, "minimum not implemented for complex tensors."}},
