@@ -25,6 +25,7 @@ at::Tensor& normal_tensor_tensor_out(const at::Tensor& mean, const at::Tensor& s
                                      std::optional<at::Generator> gen, at::Tensor& out);
 
 at::Tensor standard_gamma(const at::Tensor& self, std::optional<at::Generator> gen);
+at::Tensor standard_gamma_grad(const at::Tensor& self, const at::Tensor& output);
 at::Tensor sample_dirichlet(const at::Tensor& self, std::optional<at::Generator> gen);
 
 }  // namespace torch_tpu::ops

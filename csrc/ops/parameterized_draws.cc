@@ -240,7 +240,79 @@ double largest_below_one(at::ScalarType t) {
   }
 }
 
+// d x / d alpha of a standard gamma sample x held at its quantile (the
+// reparameterized gradient): -(dP/dalpha) / (dP/dx), with P's series
+// differentiated term by term, which leaves
+//   -sum_n x^(n+1) / (alpha (alpha+1) ... (alpha+n)) * (log x - digamma(alpha+n+1)),
+// digamma carried along the terms by its recurrence. Summed in double until
+// the terms are past their peak and below double's epsilon.
+Value standard_gamma_grad_value(Builder& b, Value alpha_in, Value x_in) {
+  const ElementType t = alpha_in.type.element;
+  const ElementType d = ElementType::kF64;
+  const auto dims = alpha_in.type.dims;
+  auto full = [&](Builder& c, double v) { return c.splat(c.constant(d, v), dims); };
+  Value alpha = b.convert(alpha_in, d), x = b.convert(x_in, d);
+  Value valid = b.binary("and", b.compare(Compare::kGT, alpha, full(b, 0)),
+                         b.compare(Compare::kGT, x, full(b, 0)));
+  Value a = b.select(valid, alpha, full(b, 1)), xx = b.select(valid, x, full(b, 1));
+  Value log_x = b.unary("log", xx);
+  Value psi = b.binary("add", b.op("chlo.digamma", {a}, a.type), b.binary("divide", full(b, 1), a));
+  Value s0 = b.binary("divide", xx, a);
+  Value sum0 = b.binary("multiply", s0, b.binary("subtract", log_x, psi));
+  const double eps = std::numeric_limits<double>::epsilon();
+  auto loop = b.while_loop(
+      {b.constant_int(ElementType::kS64, 0), a, xx, log_x, s0, psi, sum0, b.unary("not", valid)},
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.binary("and",
+                        c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, 20000)),
+                        any_set(c, c.unary("not", v[7])));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value n = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
+                          dims);
+        Value an = c.binary("add", v[1], n);
+        Value s = c.binary("multiply", v[4], c.binary("divide", v[2], an));
+        Value psi_n = c.binary("add", v[5], c.binary("divide", full(c, 1), an));
+        Value term = c.binary("multiply", s, c.binary("subtract", v[3], psi_n));
+        Value sum = c.select(v[7], v[6], c.binary("add", v[6], term));
+        // Past the peak (x < alpha + n) and negligible: done.
+        Value past_peak = c.compare(Compare::kLT, v[2], an);
+        Value small = c.compare(Compare::kLE, c.unary("abs", term),
+                                c.binary("multiply", c.unary("abs", sum), full(c, eps)));
+        Value done = c.binary("or", v[7], c.binary("and", past_peak, small));
+        return std::vector<Value>{c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)),
+                                  v[1],
+                                  v[2],
+                                  v[3],
+                                  s,
+                                  psi_n,
+                                  sum,
+                                  done};
+      });
+  Value grad = b.unary("negate", loop[6]);
+  return b.convert(b.select(valid, grad, full(b, NAN)), t);
+}
+
 }  // namespace
+
+at::Tensor standard_gamma_grad(const at::Tensor& self, const at::Tensor& output) {
+  check_gamma_dtype(self, "_standard_gamma_grad_cpu");
+  TORCH_CHECK(self.sizes() == output.sizes(),
+              "_standard_gamma_grad: expected alpha and the "
+              "samples of one shape, got ",
+              self.sizes(), " and ", output.sizes());
+  at::Tensor out = device_empty(self.sizes(), self.options());
+  if (out.numel() == 0) return out;
+  TensorProgram program("_standard_gamma_grad", "standard_gamma_grad");
+  program.input(self);
+  program.input(output);
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    return std::vector<Value>{
+        standard_gamma_grad_value(b, in[0], b.convert(in[1], in[0].type.element))};
+  });
+  return out;
+}
 
 at::Tensor standard_gamma(const at::Tensor& self, std::optional<at::Generator> gen) {
   check_gamma_dtype(self, "gamma_cpu");

@@ -256,6 +256,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tensor_tensor));
   m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tensor_tensor_out));
   m.impl("_standard_gamma", TORCH_FN(standard_gamma));
+  m.impl("_standard_gamma_grad", TORCH_FN(standard_gamma_grad));
   m.impl("_sample_dirichlet", TORCH_FN(sample_dirichlet));
   m.impl("exponential_", TORCH_FN(exponential_));
   m.impl("cauchy_", TORCH_FN(cauchy_));
