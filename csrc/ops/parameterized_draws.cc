@@ -293,7 +293,117 @@ Value standard_gamma_grad_value(Builder& b, Value alpha_in, Value x_in) {
   return b.convert(b.select(valid, grad, full(b, NAN)), t);
 }
 
+// PyTorch's _dirichlet_grad: for x ~ Beta(alpha, beta), beta = total -
+// alpha, the reparameterized d x / d alpha with beta held, divided by 1 - x
+// (Dirichlet's backward multiplies it by g - sum(x g), which puts the 1 - x
+// back): -(dI/da) / density / (1 - x). The incomplete beta
+// I_x(a, b) = sum_n G(a+b+n) / (G(a+n+1) G(b)) x^(a+n) (1-x)^b, differentiated
+// term by term, leaves
+//   dx/da = -sum_n r_n (digamma(a+b+n) - digamma(a+n+1) + log x),
+//   r_0 = x (1-x) / a, r_n = r_(n-1) x (a+b+n-1) / (a+n).
+// Above x = (a+1) / (a+b+2) the sum runs on y = 1 - x with a and b swapped
+// (I_x(a, b) = 1 - I_y(b, a), there differentiated in its second
+// parameter: dx/da = +sum_n r_n (digamma(a+b+n) - digamma(a) + log x),
+// r_0 = x y / b, r_n = r_(n-1) y (a+b+n-1) / (b+n)), where it converges
+// fast. All in double, until the terms are past their peak and below
+// double's epsilon.
+Value dirichlet_grad_value(Builder& b, Value x_in, Value alpha_in, Value total_in) {
+  const ElementType t = x_in.type.element;
+  const ElementType d = ElementType::kF64;
+  const auto dims = x_in.type.dims;
+  auto full = [&](Builder& c, double v) { return c.splat(c.constant(d, v), dims); };
+  auto digamma = [&](Value v) { return b.op("chlo.digamma", {v}, v.type); };
+  Value x = b.convert(x_in, d), alpha = b.convert(alpha_in, d), total = b.convert(total_in, d);
+  Value beta = b.binary("subtract", total, alpha);
+  Value valid = b.binary("and",
+                         b.binary("and", b.compare(Compare::kGT, x, full(b, 0)),
+                                  b.compare(Compare::kLT, x, full(b, 1))),
+                         b.binary("and", b.compare(Compare::kGT, alpha, full(b, 0)),
+                                  b.compare(Compare::kGT, beta, full(b, 0))));
+  x = b.select(valid, x, full(b, 0.5));
+  alpha = b.select(valid, alpha, full(b, 1));
+  beta = b.select(valid, beta, full(b, 1));
+  Value y = b.binary("subtract", full(b, 1), x);
+  Value ab = b.binary("add", alpha, beta);
+  Value flip = b.compare(
+      Compare::kGT, x,
+      b.binary("divide", b.binary("add", alpha, full(b, 1)), b.binary("add", ab, full(b, 2))));
+  // The series' variable and first parameter: (x, a), or (y, b).
+  Value z = b.select(flip, y, x), p = b.select(flip, beta, alpha);
+  Value log_x = b.unary("log", x);
+  // The part of each term's factor that does not move with n.
+  Value constant_part = b.select(flip, b.binary("subtract", log_x, digamma(alpha)), log_x);
+  Value psi_ab = digamma(ab);                                                     // digamma(a+b+n)
+  Value psi_p1 = b.binary("add", digamma(p), b.binary("divide", full(b, 1), p));  // digamma(p+n+1)
+  auto factor = [&](Builder& c, Value pab, Value pp1, Value flipped, Value fixed) {
+    // direct: -(pab - pp1 + log x); flipped: pab + (log x - digamma(a))
+    Value direct = c.unary("negate", c.binary("add", c.binary("subtract", pab, pp1), fixed));
+    return c.select(flipped, c.binary("add", pab, fixed), direct);
+  };
+  Value r0 = b.binary("divide", b.binary("multiply", x, y), p);
+  Value sum0 = b.binary("multiply", r0, factor(b, psi_ab, psi_p1, flip, constant_part));
+  const double eps = std::numeric_limits<double>::epsilon();
+  auto loop = b.while_loop(
+      {b.constant_int(ElementType::kS64, 0), z, p, ab, constant_part, flip, r0, psi_ab, psi_p1,
+       sum0, b.unary("not", valid)},
+      [&](Builder& c, const std::vector<Value>& v) {
+        return c.binary("and",
+                        c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, 20000)),
+                        any_set(c, c.unary("not", v[10])));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value n = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
+                          dims);
+        Value pn = c.binary("add", v[2], n);
+        Value abn1 = c.binary("add", v[3], c.binary("subtract", n, full(c, 1)));  // a+b+n-1
+        Value growth = c.binary("divide", abn1, pn);
+        Value r = c.binary("multiply", v[6], c.binary("multiply", v[1], growth));
+        Value psi_ab_n = c.binary("add", v[7], c.binary("divide", full(c, 1), abn1));
+        Value psi_p_n = c.binary("add", v[8], c.binary("divide", full(c, 1), pn));
+        Value term = c.binary("multiply", r, factor(c, psi_ab_n, psi_p_n, v[5], v[4]));
+        Value sum = c.select(v[10], v[9], c.binary("add", v[9], term));
+        // Past the terms' peak (their ratio below 1) and negligible: done.
+        Value shrinking = c.compare(Compare::kLT, c.binary("multiply", v[1], growth), full(c, 1));
+        Value small = c.compare(Compare::kLE, c.unary("abs", term),
+                                c.binary("multiply", c.unary("abs", sum), full(c, eps)));
+        Value done = c.binary("or", v[10], c.binary("and", shrinking, small));
+        return std::vector<Value>{c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)),
+                                  v[1],
+                                  v[2],
+                                  v[3],
+                                  v[4],
+                                  v[5],
+                                  r,
+                                  psi_ab_n,
+                                  psi_p_n,
+                                  sum,
+                                  done};
+      });
+  Value grad = b.binary("divide", loop[9], y);
+  return b.convert(b.select(valid, grad, full(b, NAN)), t);
+}
+
 }  // namespace
+
+at::Tensor dirichlet_grad(const at::Tensor& x, const at::Tensor& alpha, const at::Tensor& total) {
+  TORCH_CHECK(alpha.scalar_type() == x.scalar_type() && total.scalar_type() == x.scalar_type(),
+              "Found dtype ",
+              alpha.scalar_type() == x.scalar_type() ? total.scalar_type() : alpha.scalar_type(),
+              " but expected ", x.scalar_type());
+  check_gamma_dtype(x, "_dirichlet_grad_cpu");
+  const auto shape = at::infer_size(at::infer_size(x.sizes(), alpha.sizes()), total.sizes());
+  at::Tensor out = device_empty(shape, x.options());
+  if (out.numel() == 0) return out;
+  TensorProgram program("_dirichlet_grad", "dirichlet_grad");
+  program.input(x.expand(shape));
+  program.input(alpha.expand(shape));
+  program.input(total.expand(shape));
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    return std::vector<Value>{dirichlet_grad_value(b, in[0], in[1], in[2])};
+  });
+  return out;
+}
 
 at::Tensor standard_gamma_grad(const at::Tensor& self, const at::Tensor& output) {
   check_gamma_dtype(self, "_standard_gamma_grad_cpu");
