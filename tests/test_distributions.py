@@ -45,6 +45,7 @@ def _distributions(dev):
         "Beta": D.Beta(P(4, pos=True), P(4, pos=True)),
         "Dirichlet": D.Dirichlet(P(3, 4, pos=True)),
         "Bernoulli": D.Bernoulli(probs=R(4)),
+        "Poisson": D.Poisson(P(4, pos=True) * 8),
         "Categorical": D.Categorical(logits=P(3, 5)),
         "Exponential": D.Exponential(P(4, pos=True)),
         "Laplace": D.Laplace(P(4), P(4, pos=True)),
@@ -289,3 +290,25 @@ def test_dirichlet_and_beta_rsample_gradient():
     D.Dirichlet(conc).rsample((20_000,)).mean(0)[0].backward()
     # d E[x_0] / d alpha = (sum - alpha_0) / sum^2 for j = 0, -alpha_0 / sum^2 otherwise
     torch.testing.assert_close(conc.grad.cpu(), torch.tensor([5 / 36, -1 / 36, -1 / 36]), atol=2e-3, rtol=0)
+
+
+def test_poisson_law_and_rate_check():
+    """torch.poisson on the device: CPU's two algorithms (product of uniforms
+    below rate 10, transformed rejection from 10), integer counts with mean
+    and variance the rate; a negative rate is a device finding raised as
+    CPU's RuntimeError."""
+    torch.manual_seed(0)
+    for rate in (0.0, 0.3, 4.5, 9.99, 10.0, 60.0, 1e5):
+        x = torch.poisson(torch.full((100_000,), rate, device=DEV)).cpu().double()
+        assert torch.equal(x, x.round()) and (x >= 0).all()
+        tol = 0.03 * rate + 0.01
+        assert abs(x.mean().item() - rate) < tol and abs(x.var().item() - rate) < 4 * tol, rate
+    assert torch.poisson(torch.ones(3, dtype=torch.float64, device=DEV)).dtype == torch.float64
+    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+        torch.poisson(torch.tensor([1.0, -1.0]))
+    y = torch.poisson(torch.tensor([1.0, -1.0], device=DEV))
+    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+        y.cpu()
+    for device in ("cpu", DEV):
+        with pytest.raises(NotImplementedError, match="\"poisson_cpu\" not implemented for 'Long'"):
+            torch.poisson(torch.tensor([1, 2], device=device))
