@@ -46,6 +46,7 @@ def _distributions(dev):
         "Dirichlet": D.Dirichlet(P(3, 4, pos=True)),
         "Bernoulli": D.Bernoulli(probs=R(4)),
         "Poisson": D.Poisson(P(4, pos=True) * 8),
+        "Binomial": D.Binomial(C(torch.tensor([3.0, 10, 40, 200])), probs=R(4)),
         "Categorical": D.Categorical(logits=P(3, 5)),
         "Exponential": D.Exponential(P(4, pos=True)),
         "Laplace": D.Laplace(P(4), P(4, pos=True)),
@@ -312,3 +313,22 @@ def test_poisson_law_and_rate_check():
     for device in ("cpu", DEV):
         with pytest.raises(NotImplementedError, match="\"poisson_cpu\" not implemented for 'Long'"):
             torch.poisson(torch.tensor([1, 2], device=device))
+
+
+def test_binomial_law():
+    """torch.binomial on the device: inversion below n q = 10, BTRS from
+    10 (q = min(p, 1 - p)); CPU's edge values (n <= 0 or p <= 0: 0; p >= 1: n)."""
+    torch.manual_seed(0)
+    for n, p in ((10, 0.3), (100, 0.97), (1000, 0.5), (30, 0.01), (3.0, 0.999)):
+        x = torch.binomial(torch.full((100_000,), float(n), device=DEV),
+                           torch.full((100_000,), p, device=DEV)).cpu().double()
+        assert torch.equal(x, x.round()) and (x >= 0).all() and (x <= n).all()
+        mean, var = n * p, n * p * (1 - p)
+        assert abs(x.mean().item() - mean) < 0.01 * mean + 0.01, (n, p)
+        assert abs(x.var().item() - var) < 0.05 * var + 0.01, (n, p)
+    edges = torch.binomial(torch.tensor([10.0, 0, 5, -1, 4], device=DEV),
+                           torch.tensor([0.0, 0.5, 1.0, 0.5, 1.5], device=DEV)).cpu()
+    assert edges.tolist() == [0.0, 0.0, 5.0, 0.0, 4.0]
+    for device in ("cpu", DEV):
+        with pytest.raises(ValueError, match="binomial only supports floating-point dtypes for count"):
+            torch.binomial(torch.tensor([1, 2], device=device), torch.tensor([0.5, 0.5], device=device))

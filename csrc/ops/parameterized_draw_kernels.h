@@ -27,6 +27,8 @@ at::Tensor& normal_tensor_tensor_out(const at::Tensor& mean, const at::Tensor& s
 at::Tensor standard_gamma(const at::Tensor& self, std::optional<at::Generator> gen);
 at::Tensor standard_gamma_grad(const at::Tensor& self, const at::Tensor& output);
 at::Tensor dirichlet_grad(const at::Tensor& x, const at::Tensor& alpha, const at::Tensor& total);
+at::Tensor binomial(const at::Tensor& count, const at::Tensor& prob,
+                    std::optional<at::Generator> gen);
 at::Tensor poisson(const at::Tensor& self, std::optional<at::Generator> gen);
 at::Tensor sample_dirichlet(const at::Tensor& self, std::optional<at::Generator> gen);
 

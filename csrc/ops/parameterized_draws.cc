@@ -480,7 +480,148 @@ Value poisson_counts(Builder& b, Value seed, Value offset, Value lam) {
   return loop[6];
 }
 
+// Binomial counts for (n, p) (compute type), by the algorithms CPU uses,
+// every element at once in rounds on the device. Drawn for q = min(p, 1-p)
+// (the count is n minus the draw when p > 1/2): below n q = 10 by inversion
+// (geometric gaps between successes: one uniform per round until their sum
+// passes n), from 10 on by Hormann's transformed rejection (BTRS, two
+// uniforms per round) with the exact log-probability ratio for the test.
+// n <= 0 or p <= 0 gives 0, p >= 1 gives n.
+Value binomial_counts(Builder& b, Value seed, Value offset, Value n, Value p) {
+  const auto dims = n.type.dims;
+  const ElementType c = n.type.element;
+  auto full = [&](Builder& bb, double v) { return bb.splat(bb.constant(c, v), dims); };
+  auto lgamma = [](Builder& bb, Value v) { return bb.op("chlo.lgamma", {v}, v.type); };
+  int64_t numel = 1;
+  for (int64_t v : dims) numel *= v;
+  Value high = b.compare(Compare::kGT, p, full(b, 0.5));
+  Value q = b.select(high, b.binary("subtract", full(b, 1), p), p);
+  Value trivial = b.binary("or", b.compare(Compare::kLE, n, full(b, 0)),
+                           b.binary("or", b.compare(Compare::kLE, p, full(b, 0)),
+                                    b.compare(Compare::kGE, p, full(b, 1))));
+  Value trivial_value = b.select(b.binary("and", b.compare(Compare::kGE, p, full(b, 1)),
+                                          b.compare(Compare::kGT, n, full(b, 0))),
+                                 n, full(b, 0));
+  Value qs = b.select(trivial, full(b, 0.25), q), ns = b.select(trivial, full(b, 20), n);
+  Value large = b.compare(Compare::kGE, b.binary("multiply", ns, qs), full(b, 10));
+  // BTRS's constants (for the large elements; harmless elsewhere).
+  Value spq = b.unary("sqrt", b.binary("multiply", b.binary("multiply", ns, qs),
+                                       b.binary("subtract", full(b, 1), qs)));
+  Value bb_ = b.binary("add", full(b, 1.15), b.binary("multiply", full(b, 2.53), spq));
+  Value aa =
+      b.binary("add", b.binary("add", full(b, -0.0873), b.binary("multiply", full(b, 0.0248), bb_)),
+               b.binary("multiply", full(b, 0.01), qs));
+  Value cc = b.binary("add", b.binary("multiply", ns, qs), full(b, 0.5));
+  Value vr = b.binary("subtract", full(b, 0.92), b.binary("divide", full(b, 4.2), bb_));
+  Value alpha = b.binary(
+      "multiply", b.binary("add", full(b, 2.83), b.binary("divide", full(b, 5.1), bb_)), spq);
+  Value mode = b.unary("floor", b.binary("multiply", b.binary("add", ns, full(b, 1)), qs));
+  Value log_r = b.unary("log", b.binary("divide", qs, b.binary("subtract", full(b, 1), qs)));
+  Value log_q1 = b.unary("log_plus_one", b.unary("negate", qs));
+  // log(m! (n-m)!): the mode's part of the probability ratio.
+  Value mode_part =
+      b.binary("add", lgamma(b, b.binary("add", mode, full(b, 1))),
+               lgamma(b, b.binary("add", b.binary("subtract", ns, mode), full(b, 1))));
+  auto loop = b.while_loop(
+      {b.constant_int(ElementType::kS64, 0), seed, offset, ns, qs, large, trivial, full(b, 0),
+       full(b, 0), full(b, 0), bb_, aa, cc, vr, alpha, mode, log_r, log_q1, mode_part},
+      [&](Builder& l, const std::vector<Value>& v) {
+        return l.binary("and",
+                        l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, 100000)),
+                        any_set(l, l.unary("not", v[6])));
+      },
+      [&](Builder& l, const std::vector<Value>& v) {
+        Value key = round_key(l, v[1], v[0]);
+        Value u1 = uniform01(l, key, v[2], dims, c);
+        Value u2 = uniform01(
+            l, key, l.binary("add", v[2], l.constant_int(ElementType::kU64, 2 * numel)), dims, c);
+        Value nn = v[3], is_large = v[5], done = v[6], value = v[7], gap_sum = v[8],
+              successes = v[9];
+        // Inversion: the next geometric gap.
+        Value open_u = l.binary("subtract", full(l, 1), u1);  // in (0, 1]
+        Value gap = l.unary("ceil", l.binary("divide", l.unary("log", open_u), v[17]));
+        Value new_sum = l.binary("add", gap_sum, gap);
+        Value small_stop = l.compare(Compare::kGT, new_sum, nn);
+        // BTRS.
+        Value u = l.binary("subtract", u1, full(l, 0.5));
+        Value us = l.binary("subtract", full(l, 0.5), l.unary("abs", u));
+        Value k = l.unary(
+            "floor",
+            l.binary(
+                "add",
+                l.binary(
+                    "multiply",
+                    l.binary("add", l.binary("divide", l.binary("multiply", full(l, 2), v[11]), us),
+                             v[10]),
+                    u),
+                v[12]));
+        Value in_range =
+            l.binary("and", l.compare(Compare::kGE, k, full(l, 0)), l.compare(Compare::kLE, k, nn));
+        Value quick = l.binary("and", l.compare(Compare::kGE, us, full(l, 0.07)),
+                               l.compare(Compare::kLE, u2, v[13]));
+        Value ks = l.select(in_range, k, full(l, 0));
+        Value lhs = l.unary(
+            "log", l.binary("divide", l.binary("multiply", u2, v[14]),
+                            l.binary("add", l.binary("divide", v[11], l.binary("multiply", us, us)),
+                                     v[10])));
+        // log(P(k) / P(mode)) = log(m! (n-m)!) - log(k! (n-k)!) + (k - m) log(q / (1-q))
+        Value k_part =
+            l.binary("add", lgamma(l, l.binary("add", ks, full(l, 1))),
+                     lgamma(l, l.binary("add", l.binary("subtract", nn, ks), full(l, 1))));
+        Value ratio = l.binary("add", l.binary("subtract", v[18], k_part),
+                               l.binary("multiply", l.binary("subtract", ks, v[15]), v[16]));
+        Value large_stop =
+            l.binary("and", in_range, l.binary("or", quick, l.compare(Compare::kLE, lhs, ratio)));
+        Value stop = l.select(is_large, large_stop, small_stop);
+        Value take = l.binary("and", l.unary("not", done), stop);
+        value = l.select(take, l.select(is_large, k, successes), value);
+        Value next_successes =
+            l.select(small_stop, successes, l.binary("add", successes, full(l, 1)));
+        std::vector<Value> out{l.binary("add", v[0], l.constant_int(ElementType::kS64, 1)),
+                               v[1],
+                               v[2],
+                               nn,
+                               v[4],
+                               is_large,
+                               l.binary("or", done, take),
+                               value,
+                               new_sum,
+                               next_successes};
+        out.insert(out.end(), v.begin() + 10, v.end());
+        return out;
+      });
+  Value drawn = loop[7];
+  Value counted = b.select(high, b.binary("subtract", ns, drawn), drawn);
+  return b.select(trivial, trivial_value, counted);
+}
+
 }  // namespace
+
+at::Tensor binomial(const at::Tensor& count, const at::Tensor& prob,
+                    std::optional<at::Generator> gen) {
+  TORCH_CHECK_VALUE(at::isFloatingType(count.scalar_type()),
+                    "binomial only supports floating-point dtypes for count, got: ",
+                    c10::toString(count.scalar_type()));
+  TORCH_CHECK_VALUE(at::isFloatingType(prob.scalar_type()),
+                    "binomial only supports floating-point dtypes for prob, got: ",
+                    c10::toString(prob.scalar_type()));
+  const auto shape = at::infer_size(count.sizes(), prob.sizes());
+  at::Tensor out = device_empty(shape, count.options());
+  if (out.numel() == 0) return out;
+  const ElementType t = element_type_for(out.scalar_type(), "binomial");
+  const ElementType c = ElementType::kF64;
+  RandomProgram rp("binomial", "binomial", gen, draw_device(out),
+                   static_cast<uint64_t>(out.numel()) * 2);
+  TensorProgram& program = rp.program();
+  program.input(count.expand(shape));
+  program.input(prob.expand(shape));
+  program.output(out);
+  program.run([&](Builder& b, const std::vector<Value>& in) {
+    return std::vector<Value>{
+        b.convert(binomial_counts(b, in[0], in[1], b.convert(in[2], c), b.convert(in[3], c)), t)};
+  });
+  return out;
+}
 
 at::Tensor poisson(const at::Tensor& self, std::optional<at::Generator> gen) {
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),

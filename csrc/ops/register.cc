@@ -259,6 +259,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_standard_gamma_grad", TORCH_FN(standard_gamma_grad));
   m.impl("_sample_dirichlet", TORCH_FN(sample_dirichlet));
   m.impl("poisson", TORCH_FN(ops::poisson));
+  m.impl("binomial", TORCH_FN(ops::binomial));
   m.impl("_dirichlet_grad", TORCH_FN(dirichlet_grad));
   m.impl("exponential_", TORCH_FN(exponential_));
   m.impl("cauchy_", TORCH_FN(cauchy_));
