@@ -315,3 +315,28 @@ def test_pca_and_whitening_flows_like_cpu():
     Z = whiten(X.to(DEV)).cpu()
     torch.testing.assert_close(Z, whiten(X), atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(Z.T @ Z / 199, torch.eye(6), atol=1e-4, rtol=0)
+
+
+def test_lstsq_matches_cpu():
+    """linalg.lstsq through the SVD: every driver's outputs as CPU's (which
+    ones are empty, the rank, the residuals, the singular values), vector
+    and batched right-hand sides, wide and rank-deficient matrices."""
+    torch.manual_seed(0)
+    A, B = torch.randn(6, 3), torch.randn(6, 2)
+
+    def same(actual, expected):
+        for a, e in zip(actual, expected):
+            assert a.shape == e.shape and a.dtype == e.dtype
+            torch.testing.assert_close(a.cpu(), e, atol=1e-4, rtol=1e-4)
+
+    for driver in (None, "gels", "gelsy", "gelsd", "gelss"):
+        same(torch.linalg.lstsq(A.to(DEV), B.to(DEV), driver=driver), torch.linalg.lstsq(A, B, driver=driver))
+    A3, b3 = torch.randn(2, 6, 3), torch.randn(2, 6)
+    same(torch.linalg.lstsq(A3.to(DEV), b3.unsqueeze(-1).to(DEV)), torch.linalg.lstsq(A3, b3.unsqueeze(-1)))
+    same(torch.linalg.lstsq(A.T.to(DEV), B[:3].to(DEV)), torch.linalg.lstsq(A.T, B[:3]))
+    low_rank = torch.randn(6, 2) @ torch.randn(2, 3)
+    same(torch.linalg.lstsq(low_rank.to(DEV), B.to(DEV), driver="gelsd"),
+         torch.linalg.lstsq(low_rank, B, driver="gelsd"))
+    for device in ("cpu", DEV):
+        with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
+            torch.linalg.lstsq(A.to(device), B.to(device), driver="x")

@@ -1,6 +1,7 @@
 // linalg.eigh/eigvalsh and linalg.svd/svdvals for real matrices (and what
 // PyTorch builds on them: pinv, matrix_rank, cond, the nuclear and spectral
-// norms, lowrank PCA), by Jacobi rotations on the device
+// norms, lowrank PCA), and linalg.lstsq through the SVD, by Jacobi
+// rotations on the device
 // (ops/jacobi_lowering.h). Values match CPU's LAPACK to rounding;
 // eigenvectors and singular vectors are unique only up to sign (per
 // column), and their signs can differ from LAPACK's, as they differ between
@@ -9,6 +10,8 @@
 #include <ATen/native/Resize.h>
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "ops/jacobi_lowering.h"
 #include "ops/linalg_checks.h"
@@ -106,6 +109,56 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_svd_out(
     return compute_uv ? std::vector<hlo::Value>{r.u, r.s, r.vh} : std::vector<hlo::Value>{r.s};
   });
   return {U, S, Vh};
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
+    const at::Tensor& A, const at::Tensor& B, std::optional<double> rcond,
+    std::optional<c10::string_view> driver, at::Tensor& solution, at::Tensor& residuals,
+    at::Tensor& rank, at::Tensor& singular_values) {
+  const char* f = "torch.linalg.lstsq";
+  TORCH_CHECK(A.dim() >= 2, f, ": input must have at least 2 dimensions.");
+  TORCH_CHECK(B.dim() >= 1, f, ": other must have at least 1 dimension.");
+  TORCH_CHECK(A.scalar_type() == B.scalar_type(), f,
+              ": Expected input and other to have the same dtype, but got input's dtype ",
+              A.scalar_type(), " and other's dtype ", B.scalar_type());
+  const bool vector_case = B.dim() == A.dim() - 1;
+  const at::Tensor rhs = vector_case ? B.unsqueeze(-1) : B;
+  TORCH_CHECK(A.size(-2) == rhs.size(-2), f,
+              vector_case ? ": input.size(-2) should match other.size(-1)"
+                          : ": input.size(-2) should match other.size(-2)");
+  const std::string name = driver.has_value() ? std::string(*driver) : "gelsy";
+  TORCH_CHECK(name == "gels" || name == "gelsy" || name == "gelsd" || name == "gelss", f,
+              ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  check_lapack_dtype(A, "linalg_lstsq_cpu");
+  check_real(A, "linalg.lstsq");
+  const int64_t m = A.size(-2), n = A.size(-1);
+  const double eps = A.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
+                                                    : std::numeric_limits<float>::epsilon();
+  const double cutoff = rcond.has_value() ? *rcond : eps * static_cast<double>(std::max(m, n));
+  // The minimum-norm solution every driver gives (gels assumes full rank:
+  // no singular value is cut), through the SVD.
+  auto [U, S, Vh] = at::linalg_svd(A, /*full_matrices=*/false);
+  at::Tensor keep = name == "gels" ? at::ones_like(S, S.options().dtype(at::kBool))
+                                   : S > cutoff * std::get<0>(S.max(-1, /*keepdim=*/true));
+  at::Tensor inverse = at::where(keep, S.reciprocal(), at::zeros_like(S));
+  at::Tensor x = at::matmul(Vh.mH(), inverse.unsqueeze(-1) * at::matmul(U.mH(), rhs));
+  write_result(solution, vector_case ? x.squeeze(-1) : x);
+  const bool with_rank = name != "gels";
+  at::Tensor r = keep.sum(-1);
+  write_result(rank, with_rank ? r : at::empty({0}, r.options()));
+  const bool with_values = name == "gelsd" || name == "gelss";
+  write_result(singular_values, with_values ? S : at::empty({0}, S.options()));
+  // Residuals as LAPACK's drivers leave them: for a tall A (m > n), not
+  // gelsy, and only when every matrix has full rank (a host read, as CPU).
+  bool with_residuals = m > n && name != "gelsy";
+  if (with_residuals && name != "gels") with_residuals = (r == n).all().item<bool>();
+  if (with_residuals) {
+    at::Tensor res = (at::matmul(A, x) - rhs).pow(2).sum(-2);
+    write_result(residuals, vector_case ? res.squeeze(-1) : res);
+  } else {
+    write_result(residuals, at::empty({0}, A.options()));
+  }
+  return {solution, residuals, rank, singular_values};
 }
 
 }  // namespace torch_tpu::ops

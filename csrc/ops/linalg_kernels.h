@@ -68,4 +68,9 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_svd_out(
     const at::Tensor& A, bool full_matrices, bool compute_uv,
     std::optional<c10::string_view> driver, at::Tensor& U, at::Tensor& S, at::Tensor& Vh);
 
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
+    const at::Tensor& A, const at::Tensor& B, std::optional<double> rcond,
+    std::optional<c10::string_view> driver, at::Tensor& solution, at::Tensor& residuals,
+    at::Tensor& rank, at::Tensor& singular_values);
+
 }  // namespace torch_tpu::ops

@@ -183,6 +183,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
   m.impl("_linalg_eigh.eigenvalues", TORCH_FN(linalg_eigh_out));
   m.impl("_linalg_svd.U", TORCH_FN(linalg_svd_out));
+  m.impl("linalg_lstsq.out", TORCH_FN(linalg_lstsq_out));
   m.impl("_thnn_fused_lstm_cell", TORCH_FN(thnn_fused_lstm_cell));
   m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(thnn_fused_lstm_cell_backward_impl));
   m.impl("_thnn_fused_gru_cell", TORCH_FN(thnn_fused_gru_cell));
