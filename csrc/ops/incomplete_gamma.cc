@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "hlo/predicates.h"
+
 namespace torch_tpu::ops {
 
 using hlo::Builder;
@@ -20,14 +22,6 @@ using hlo::Value;
 namespace {
 
 constexpr int kMaxTerms = 2000;
-
-Value any_set(Builder& b, Value flags) {
-  std::vector<int64_t> all(flags.type.rank());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-  Value n = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0), all,
-                     "maximum");
-  return b.compare(Compare::kNE, n, b.zeros(n.type));
-}
 
 }  // namespace
 
@@ -55,7 +49,7 @@ Value regularized_gamma(Builder& b, Value a_in, Value x_in, bool upper) {
       [&](Builder& c, const std::vector<Value>& v) {
         return c.binary("and",
                         c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, kMaxTerms)),
-                        any_set(c, c.unary("not", v[5])));
+                        hlo::any_true(c, c.unary("not", v[5])));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         Value n = c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d);
@@ -81,7 +75,7 @@ Value regularized_gamma(Builder& b, Value a_in, Value x_in, bool upper) {
       [&](Builder& c, const std::vector<Value>& v) {
         return c.binary("and",
                         c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, kMaxTerms)),
-                        any_set(c, c.unary("not", v[6])));
+                        hlo::any_true(c, c.unary("not", v[6])));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         Value i = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),

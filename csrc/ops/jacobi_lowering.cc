@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "hlo/int_constants.h"
+#include "hlo/predicates.h"
 #include "ops/linalg_lowering.h"
 
 namespace torch_tpu::ops {
@@ -14,11 +16,10 @@ namespace torch_tpu::ops {
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64;
 using hlo::Value;
 
 namespace {
-
-Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
 
 double epsilon(ElementType t) {
   return t == ElementType::kF64 ? std::numeric_limits<double>::epsilon()
@@ -79,14 +80,6 @@ std::pair<Value, Value> jacobi_rotation(Builder& b, Value pp, Value qq, Value of
   return {c, b.binary("multiply", tan, c)};
 }
 
-Value any_of(Builder& b, Value flags) {
-  std::vector<int64_t> all(flags.type.rank());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-  Value n = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0), all,
-                     "maximum");
-  return b.compare(Compare::kNE, n, b.zeros(n.type));
-}
-
 // Cyclic sweeps over the pairs p < q of n: `rotate_pair` (carried values,
 // p, q) -> (carried values, rotated [B] pred). Stops after a sweep with no
 // rotation, or after a cap far above what Jacobi needs (its convergence is
@@ -101,7 +94,7 @@ std::vector<Value> sweeps(Builder& b, std::vector<Value> state, int64_t n, int64
   auto outer = b.while_loop(
       init,
       [&](Builder& c, const std::vector<Value>& v) {
-        return c.binary("and", c.compare(Compare::kLT, v[0], s64(c, 60)), any_of(c, v[1]));
+        return c.binary("and", c.compare(Compare::kLT, v[0], s64(c, 60)), hlo::any_true(c, v[1]));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         std::vector<Value> inner_init{s64(c, 0), s64(c, 1), c.zeros({ElementType::kPred, {batch}})};
@@ -157,12 +150,8 @@ std::pair<Value, Value> sorted_with_order(Builder& b, Value values, bool descend
 }  // namespace
 
 EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
-  const auto& dims = a.type.dims;
-  const size_t r = dims.size();
-  const int64_t n = dims[r - 1];
-  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
-  int64_t batch = 1;
-  for (int64_t d : batch_dims) batch *= d;
+  const MatrixBatch shape = matrix_batch(a);
+  const int64_t batch = shape.batch, n = shape.cols;
   const ElementType t = a.type.element;
   const double eps = epsilon(t);
   // The symmetric matrix the chosen triangle stands for.
@@ -196,19 +185,13 @@ EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
                         {2}, "add");
   auto [w, order] = sorted_with_order(b, diag, false);
   Value vectors = gather_columns(b, result[1], order);
-  std::vector<int64_t> w_dims = batch_dims, v_dims = batch_dims;
-  w_dims.push_back(n);
-  v_dims.insert(v_dims.end(), {n, n});
-  return {b.reshape(w, w_dims), b.reshape(vectors, v_dims)};
+  return {b.reshape(w, shape.with({n})), b.reshape(vectors, shape.with({n, n}))};
 }
 
 SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
-  const auto& dims = a.type.dims;
-  const size_t r = dims.size();
-  const int64_t m = dims[r - 2], n = dims[r - 1];
-  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
-  int64_t batch = 1;
-  for (int64_t d : batch_dims) batch *= d;
+  const MatrixBatch shape = matrix_batch(a);
+  const auto& batch_dims = shape.batch_dims;
+  const int64_t batch = shape.batch, m = shape.rows, n = shape.cols;
   const ElementType t = a.type.element;
   // One-sided Jacobi orthogonalizes columns, so work on the tall one of a
   // and a^T: a^T = U' S V'^T gives a = V' S U'^T.
@@ -239,9 +222,7 @@ SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
   Value w = result[0];
   Value norms = b.unary("sqrt", b.reduce(b.binary("multiply", w, w), b.constant(t, 0), {1}, "add"));
   auto [s, order] = sorted_with_order(b, norms, true);
-  std::vector<int64_t> s_dims = batch_dims;
-  s_dims.push_back(cols);
-  SvdResult out{Value{}, b.reshape(s, s_dims), Value{}};
+  SvdResult out{Value{}, b.reshape(s, shape.with({cols})), Value{}};
   if (!vectors) return out;
   // The left vectors: the sorted columns, normalized by a QR (which also
   // completes them where a singular value is 0, and to a square basis for

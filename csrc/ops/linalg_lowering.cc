@@ -5,17 +5,35 @@
 #include <string>
 #include <vector>
 
+#include "hlo/int_constants.h"
+#include "hlo/predicates.h"
+
 namespace torch_tpu::ops {
 
 using hlo::Builder;
 using hlo::Compare;
 using hlo::ElementType;
+using hlo::s64;
 using hlo::TensorType;
 using hlo::Value;
 
-namespace {
+MatrixBatch matrix_batch(const Value& a) {
+  const auto& dims = a.type.dims;
+  MatrixBatch m;
+  m.batch_dims.assign(dims.begin(), dims.end() - 2);
+  for (int64_t d : m.batch_dims) m.batch *= d;
+  m.rows = dims[dims.size() - 2];
+  m.cols = dims.back();
+  return m;
+}
 
-Value s64(Builder& b, int64_t v) { return b.constant_int(ElementType::kS64, v); }
+std::vector<int64_t> MatrixBatch::with(std::initializer_list<int64_t> tail) const {
+  std::vector<int64_t> out = batch_dims;
+  out.insert(out.end(), tail);
+  return out;
+}
+
+namespace {
 
 // Any element of each matrix set, for a pred [batch..., m, n]: pred [batch...].
 Value any_in_matrix(Builder& b, Value flags) {
@@ -23,14 +41,6 @@ Value any_in_matrix(Builder& b, Value flags) {
   Value as_int = b.convert(flags, ElementType::kS32);
   Value count = b.reduce(as_int, b.constant_int(ElementType::kS32, 0),
                          {static_cast<int64_t>(r - 2), static_cast<int64_t>(r - 1)}, "maximum");
-  return b.compare(Compare::kNE, count, b.zeros(count.type));
-}
-
-Value any_of(Builder& b, Value flags) {
-  std::vector<int64_t> all(flags.type.rank());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-  Value count = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0),
-                         all, "maximum");
   return b.compare(Compare::kNE, count, b.zeros(count.type));
 }
 
@@ -50,7 +60,7 @@ Value potrf_info(Builder& b, Value w, Value failed) {
       [&](Builder& c, const std::vector<Value>& v) {
         Value more = c.compare(Compare::kLT, v[0], s64(c, n));
         Value open = c.binary("and", v[3], c.compare(Compare::kEQ, v[2], c.zeros(v[2].type)));
-        return c.binary("and", more, any_of(c, open));
+        return c.binary("and", more, hlo::any_true(c, open));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         Value j = v[0], m = v[1], info = v[2], flagged = v[3];
@@ -105,11 +115,9 @@ Value row_at(Builder& b, Value w, Value row) {
 
 LuResult lu_factor(Builder& b, Value a) {
   const auto& dims = a.type.dims;
-  const size_t r = dims.size();
-  const int64_t m = dims[r - 2], n = dims[r - 1], steps = std::min(m, n);
-  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
-  int64_t batch = 1;
-  for (int64_t d : batch_dims) batch *= d;
+  const MatrixBatch shape = matrix_batch(a);
+  const auto& batch_dims = shape.batch_dims;
+  const int64_t batch = shape.batch, m = shape.rows, n = shape.cols, steps = std::min(m, n);
   const ElementType t = a.type.element;
   Value w0 = b.reshape(a, {batch, m, n});
   auto loop = b.while_loop(
@@ -172,9 +180,8 @@ LuResult lu_factor(Builder& b, Value a) {
         w = c.select(trailing, c.binary("subtract", w, outer), w);
         return std::vector<Value>{c.binary("add", j, s64(c, 1)), w, piv, info};
       });
-  std::vector<int64_t> piv_dims = batch_dims;
-  piv_dims.push_back(steps);
-  return {b.reshape(loop[1], dims), b.reshape(loop[2], piv_dims), b.reshape(loop[3], batch_dims)};
+  return {b.reshape(loop[1], dims), b.reshape(loop[2], shape.with({steps})),
+          b.reshape(loop[3], batch_dims)};
 }
 
 namespace {
@@ -291,12 +298,8 @@ Value apply_reflector(Builder& b, Value x, Value v, Value tau) {
 }  // namespace
 
 QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
-  const auto& dims = a.type.dims;
-  const size_t r = dims.size();
-  const int64_t m = dims[r - 2], n = dims[r - 1], k = std::min(m, n);
-  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
-  int64_t batch = 1;
-  for (int64_t d : batch_dims) batch *= d;
+  const MatrixBatch shape = matrix_batch(a);
+  const int64_t batch = shape.batch, m = shape.rows, n = shape.cols, k = std::min(m, n);
   const ElementType t = a.type.element;
   const bool complex = hlo::is_complex(t);
   const ElementType real = complex ? hlo::real_part_type(t) : t;
@@ -358,8 +361,7 @@ QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
         return std::vector<Value>{c.binary("add", j, s64(c, 1)), w, taus};
       });
   Value w = factor[1], taus = factor[2];
-  std::vector<int64_t> r_shape = batch_dims;
-  r_shape.insert(r_shape.end(), {r_rows, n});
+  const std::vector<int64_t> r_shape = shape.with({r_rows, n});
   Value rmat = triangle(b, b.slice(w, {0, 0, 0}, {batch, r_rows, n}, {1, 1, 1}), false);
   QrResult result{Value{}, b.reshape(rmat, r_shape)};
   if (q_cols == 0) return result;
@@ -381,9 +383,7 @@ QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
         Value q = apply_reflector(c, v[1], vj, tau);
         return std::vector<Value>{c.binary("subtract", j, s64(c, 1)), q, v[2], v[3]};
       });
-  std::vector<int64_t> q_shape = batch_dims;
-  q_shape.insert(q_shape.end(), {m, q_cols});
-  result.q = b.reshape(build[1], q_shape);
+  result.q = b.reshape(build[1], shape.with({m, q_cols}));
   return result;
 }
 
@@ -460,9 +460,9 @@ CholeskyResult cholesky(Builder& b, Value a) {
   Value factor = triangle(b, b.op("stablehlo.cholesky", {sym}, sym.type, "lower = true"), true);
   // XLA leaves NaN in the factor of a matrix it could not factorize.
   Value failed = any_in_matrix(b, b.compare(Compare::kNE, factor, factor));
-  std::vector<int64_t> batch_dims(dims.begin(), dims.end() - 2);
-  int64_t batch = 1;
-  for (int64_t d : batch_dims) batch *= d;
+  const MatrixBatch shape = matrix_batch(a);
+  const auto& batch_dims = shape.batch_dims;
+  const int64_t batch = shape.batch;
   Value info = potrf_info(b, b.reshape(sym, {batch, n, n}), b.reshape(failed, {batch}));
   return {factor, b.reshape(info, batch_dims)};
 }

@@ -3,9 +3,22 @@
 // dims; every leading dim is a batch dim).
 #pragma once
 
+#include <initializer_list>
+#include <vector>
+
 #include "hlo/builder.h"
 
 namespace torch_tpu::ops {
+
+// The shape of a batch of matrices: its batch dims, their product, and the
+// matrices' rows and columns (the lowerings loop over a flat batch).
+struct MatrixBatch {
+  std::vector<int64_t> batch_dims;
+  int64_t batch = 1, rows = 0, cols = 0;
+  // batch_dims followed by `tail`.
+  std::vector<int64_t> with(std::initializer_list<int64_t> tail) const;
+};
+MatrixBatch matrix_batch(const hlo::Value& a);
 
 // `x` with everything outside one triangle zeroed: the lower one keeps
 // col - row <= diagonal (tril's rule), the upper one col - row >= diagonal

@@ -19,9 +19,11 @@
 #include <ATen/native/Resize.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "core/dtype_map.h"
+#include "hlo/predicates.h"
 #include "ops/broadcast.h"
 #include "ops/device_empty.h"
 #include "ops/device_findings.h"
@@ -123,12 +125,31 @@ Value round_key(Builder& b, Value seed, Value round) {
   return b.binary("add", seed, b.binary("multiply", k, step));
 }
 
-Value any_set(Builder& b, Value flags) {
-  std::vector<int64_t> all(flags.type.rank());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-  Value n = b.reduce(b.convert(flags, ElementType::kS32), b.constant_int(ElementType::kS32, 0), all,
-                     "maximum");
-  return b.compare(Compare::kNE, n, b.zeros(n.type));
+// Rounds of a rejection sampler, every element at once: round k draws from
+// a Threefry key of its own (round_key) at the draw's reserved offset;
+// `step` (builder, key, offset, state) gives the next state. Rounds go on
+// while state[done] has an unset element, up to `cap` (far above any run).
+using SamplerRound = std::function<std::vector<Value>(Builder&, Value key, Value offset,
+                                                      const std::vector<Value>& state)>;
+std::vector<Value> sample_in_rounds(Builder& b, Value seed, Value offset, std::vector<Value> state,
+                                    size_t done, int64_t cap, const SamplerRound& step) {
+  std::vector<Value> init{b.constant_int(ElementType::kS64, 0), seed, offset};
+  init.insert(init.end(), state.begin(), state.end());
+  auto loop = b.while_loop(
+      init,
+      [&](Builder& l, const std::vector<Value>& v) {
+        Value more = l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, cap));
+        return l.binary("and", more, hlo::any_true(l, l.unary("not", v[3 + done])));
+      },
+      [&](Builder& l, const std::vector<Value>& v) {
+        std::vector<Value> current(v.begin() + 3, v.end());
+        std::vector<Value> next = step(l, round_key(l, v[1], v[0]), v[2], current);
+        std::vector<Value> out{l.binary("add", v[0], l.constant_int(ElementType::kS64, 1)), v[1],
+                               v[2]};
+        out.insert(out.end(), next.begin(), next.end());
+        return out;
+      });
+  return std::vector<Value>(loop.begin() + 3, loop.end());
 }
 
 // Standard gamma samples for `alpha` (compute type, any shape), unclamped:
@@ -153,20 +174,14 @@ Value standard_gamma(Builder& b, Value seed, Value offset, Value alpha) {
   int64_t numel = 1;
   for (int64_t v : dims) numel *= v;
   const int64_t uniform_offset = 4 * numel;  // past the normal's counters
-  auto loop = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), seed, offset, d, cc, done, value},
-      [&](Builder& l, const std::vector<Value>& v) {
-        // A cap far above any run (each round accepts about 95%).
-        Value more = l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, 10000));
-        return l.binary("and", more, any_set(l, l.unary("not", v[5])));
-      },
-      [&](Builder& l, const std::vector<Value>& v) {
+  auto loop = sample_in_rounds(
+      b, seed, offset, {d, cc, done, value}, 2, 10000,
+      [&](Builder& l, Value key, Value offset, const std::vector<Value>& s) {
         auto lfull = [&](double x) { return l.splat(l.constant(c, x), dims); };
-        Value key = round_key(l, v[1], v[0]);
-        Value x = standard_normal(l, key, v[2], dims, c);
-        Value u_offset = l.binary("add", v[2], l.constant_int(ElementType::kU64, uniform_offset));
+        Value x = standard_normal(l, key, offset, dims, c);
+        Value u_offset = l.binary("add", offset, l.constant_int(ElementType::kU64, uniform_offset));
         Value u = l.binary("subtract", lfull(1), uniform01(l, key, u_offset, dims, c));
-        Value y = l.binary("add", lfull(1), l.binary("multiply", v[4], x));
+        Value y = l.binary("add", lfull(1), l.binary("multiply", s[1], x));
         Value cube = l.binary("multiply", l.binary("multiply", y, y), y);
         Value xx = l.binary("multiply", x, x);
         Value squeeze =
@@ -176,17 +191,16 @@ Value standard_gamma(Builder& b, Value seed, Value offset, Value alpha) {
         Value log_test =
             l.compare(Compare::kLT, l.unary("log", u),
                       l.binary("add", l.binary("multiply", lfull(0.5), xx),
-                               l.binary("multiply", v[3],
+                               l.binary("multiply", s[0],
                                         l.binary("add", l.binary("subtract", lfull(1), cube),
                                                  l.unary("log", cube)))));
         Value accept = l.binary("and", l.compare(Compare::kGT, y, lfull(0)),
                                 l.binary("or", squeeze, log_test));
-        Value take = l.binary("and", l.unary("not", v[5]), accept);
-        Value sample = l.select(take, l.binary("multiply", v[3], cube), v[6]);
-        Value next = l.binary("add", v[0], l.constant_int(ElementType::kS64, 1));
-        return std::vector<Value>{next, v[1], v[2], v[3], v[4], l.binary("or", v[5], take), sample};
+        Value take = l.binary("and", l.unary("not", s[2]), accept);
+        Value sample = l.select(take, l.binary("multiply", s[0], cube), s[3]);
+        return std::vector<Value>{s[0], s[1], l.binary("or", s[2], take), sample};
       });
-  return b.binary("multiply", loop[6], scale);
+  return b.binary("multiply", loop[3], scale);
 }
 
 void check_gamma_dtype(const at::Tensor& alpha, const char* kernel) {
@@ -265,7 +279,7 @@ Value standard_gamma_grad_value(Builder& b, Value alpha_in, Value x_in) {
       [&](Builder& c, const std::vector<Value>& v) {
         return c.binary("and",
                         c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, 20000)),
-                        any_set(c, c.unary("not", v[7])));
+                        hlo::any_true(c, c.unary("not", v[7])));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         Value n = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
@@ -349,7 +363,7 @@ Value dirichlet_grad_value(Builder& b, Value x_in, Value alpha_in, Value total_i
       [&](Builder& c, const std::vector<Value>& v) {
         return c.binary("and",
                         c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, 20000)),
-                        any_set(c, c.unary("not", v[10])));
+                        hlo::any_true(c, c.unary("not", v[10])));
       },
       [&](Builder& c, const std::vector<Value>& v) {
         Value n = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
@@ -408,24 +422,18 @@ Value poisson_counts(Builder& b, Value seed, Value offset, Value lam) {
   Value done0 = b.binary("or", b.compare(Compare::kEQ, lam, full(b, 0)),
                          b.unary("not", b.compare(Compare::kGT, lam, full(b, 0))));
   Value value0 = b.select(b.compare(Compare::kEQ, lam, full(b, 0)), full(b, 0), full(b, NAN));
-  auto loop = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), seed, offset, lam, large, done0, value0, full(b, 1),
-       full(b, 0), enlam, slam, bb_, aa, inv_alpha, vr},
-      [&](Builder& l, const std::vector<Value>& v) {
-        return l.binary("and",
-                        l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, 100000)),
-                        any_set(l, l.unary("not", v[5])));
-      },
-      [&](Builder& l, const std::vector<Value>& v) {
-        Value key = round_key(l, v[1], v[0]);
-        Value u1 = uniform01(l, key, v[2], dims, c);
+  auto loop = sample_in_rounds(
+      b, seed, offset,
+      {lam, large, done0, value0, full(b, 1), full(b, 0), enlam, slam, bb_, aa, inv_alpha, vr}, 2,
+      100000, [&](Builder& l, Value key, Value offset, const std::vector<Value>& s) {
+        Value u1 = uniform01(l, key, offset, dims, c);
         Value u2 = uniform01(
-            l, key, l.binary("add", v[2], l.constant_int(ElementType::kU64, 2 * numel)), dims, c);
-        Value lamv = v[3], is_large = v[4], done = v[5], value = v[6];
+            l, key, l.binary("add", offset, l.constant_int(ElementType::kU64, 2 * numel)), dims, c);
+        Value lamv = s[0], is_large = s[1], done = s[2], value = s[3];
         // Product of uniforms: count the factors before it falls below exp(-rate).
-        Value prod = l.binary("multiply", v[7], u1);
-        Value small_stop = l.compare(Compare::kLE, prod, v[9]);
-        Value count = v[8];
+        Value prod = l.binary("multiply", s[4], u1);
+        Value small_stop = l.compare(Compare::kLE, prod, s[6]);
+        Value count = s[5];
         // PTRS.
         Value u = l.binary("subtract", u1, full(l, 0.5));
         Value us = l.binary("subtract", full(l, 0.5), l.unary("abs", u));
@@ -435,19 +443,19 @@ Value poisson_counts(Builder& b, Value seed, Value offset, Value lam) {
                 "add",
                 l.binary(
                     "multiply",
-                    l.binary("add", l.binary("divide", l.binary("multiply", full(l, 2), v[12]), us),
-                             v[11]),
+                    l.binary("add", l.binary("divide", l.binary("multiply", full(l, 2), s[9]), us),
+                             s[8]),
                     u),
                 l.binary("add", lamv, full(l, 0.43))));
         Value quick = l.binary("and", l.compare(Compare::kGE, us, full(l, 0.07)),
-                               l.compare(Compare::kLE, u2, v[14]));
+                               l.compare(Compare::kLE, u2, s[11]));
         Value reject = l.binary("or", l.compare(Compare::kLT, k, full(l, 0)),
                                 l.binary("and", l.compare(Compare::kLT, us, full(l, 0.013)),
                                          l.compare(Compare::kGT, u2, us)));
         Value lhs = l.binary(
-            "subtract", l.binary("add", l.unary("log", u2), l.unary("log", v[13])),
-            l.unary("log", l.binary("add", l.binary("divide", v[12], l.binary("multiply", us, us)),
-                                    v[11])));
+            "subtract", l.binary("add", l.unary("log", u2), l.unary("log", s[10])),
+            l.unary("log",
+                    l.binary("add", l.binary("divide", s[9], l.binary("multiply", us, us)), s[8])));
         Value safe_k = l.select(l.compare(Compare::kLT, k, full(l, 0)), full(l, 0), k);
         Value rhs =
             l.binary("subtract",
@@ -461,23 +469,12 @@ Value poisson_counts(Builder& b, Value seed, Value offset, Value lam) {
         value = l.select(take, l.select(is_large, k, count), value);
         // Small rates: a factor that did not stop the product counts.
         Value next_count = l.select(small_stop, count, l.binary("add", count, full(l, 1)));
-        return std::vector<Value>{l.binary("add", v[0], l.constant_int(ElementType::kS64, 1)),
-                                  v[1],
-                                  v[2],
-                                  lamv,
-                                  is_large,
-                                  l.binary("or", done, take),
-                                  value,
-                                  prod,
-                                  next_count,
-                                  v[9],
-                                  v[10],
-                                  v[11],
-                                  v[12],
-                                  v[13],
-                                  v[14]};
+        return std::vector<Value>{lamv,  is_large, l.binary("or", done, take),
+                                  value, prod,     next_count,
+                                  s[6],  s[7],     s[8],
+                                  s[9],  s[10],    s[11]};
       });
-  return loop[6];
+  return loop[3];
 }
 
 // Binomial counts for (n, p) (compute type), by the algorithms CPU uses,
@@ -522,24 +519,19 @@ Value binomial_counts(Builder& b, Value seed, Value offset, Value n, Value p) {
   Value mode_part =
       b.binary("add", lgamma(b, b.binary("add", mode, full(b, 1))),
                lgamma(b, b.binary("add", b.binary("subtract", ns, mode), full(b, 1))));
-  auto loop = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), seed, offset, ns, qs, large, trivial, full(b, 0),
-       full(b, 0), full(b, 0), bb_, aa, cc, vr, alpha, mode, log_r, log_q1, mode_part},
-      [&](Builder& l, const std::vector<Value>& v) {
-        return l.binary("and",
-                        l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, 100000)),
-                        any_set(l, l.unary("not", v[6])));
-      },
-      [&](Builder& l, const std::vector<Value>& v) {
-        Value key = round_key(l, v[1], v[0]);
-        Value u1 = uniform01(l, key, v[2], dims, c);
+  auto loop = sample_in_rounds(
+      b, seed, offset,
+      {ns, qs, large, trivial, full(b, 0), full(b, 0), full(b, 0), bb_, aa, cc, vr, alpha, mode,
+       log_r, log_q1, mode_part},
+      3, 100000, [&](Builder& l, Value key, Value offset, const std::vector<Value>& s) {
+        Value u1 = uniform01(l, key, offset, dims, c);
         Value u2 = uniform01(
-            l, key, l.binary("add", v[2], l.constant_int(ElementType::kU64, 2 * numel)), dims, c);
-        Value nn = v[3], is_large = v[5], done = v[6], value = v[7], gap_sum = v[8],
-              successes = v[9];
+            l, key, l.binary("add", offset, l.constant_int(ElementType::kU64, 2 * numel)), dims, c);
+        Value nn = s[0], is_large = s[2], done = s[3], value = s[4], gap_sum = s[5],
+              successes = s[6];
         // Inversion: the next geometric gap.
         Value open_u = l.binary("subtract", full(l, 1), u1);  // in (0, 1]
-        Value gap = l.unary("ceil", l.binary("divide", l.unary("log", open_u), v[17]));
+        Value gap = l.unary("ceil", l.binary("divide", l.unary("log", open_u), s[14]));
         Value new_sum = l.binary("add", gap_sum, gap);
         Value small_stop = l.compare(Compare::kGT, new_sum, nn);
         // BTRS.
@@ -551,25 +543,25 @@ Value binomial_counts(Builder& b, Value seed, Value offset, Value n, Value p) {
                 "add",
                 l.binary(
                     "multiply",
-                    l.binary("add", l.binary("divide", l.binary("multiply", full(l, 2), v[11]), us),
-                             v[10]),
+                    l.binary("add", l.binary("divide", l.binary("multiply", full(l, 2), s[8]), us),
+                             s[7]),
                     u),
-                v[12]));
+                s[9]));
         Value in_range =
             l.binary("and", l.compare(Compare::kGE, k, full(l, 0)), l.compare(Compare::kLE, k, nn));
         Value quick = l.binary("and", l.compare(Compare::kGE, us, full(l, 0.07)),
-                               l.compare(Compare::kLE, u2, v[13]));
+                               l.compare(Compare::kLE, u2, s[10]));
         Value ks = l.select(in_range, k, full(l, 0));
         Value lhs = l.unary(
-            "log", l.binary("divide", l.binary("multiply", u2, v[14]),
-                            l.binary("add", l.binary("divide", v[11], l.binary("multiply", us, us)),
-                                     v[10])));
+            "log", l.binary("divide", l.binary("multiply", u2, s[11]),
+                            l.binary("add", l.binary("divide", s[8], l.binary("multiply", us, us)),
+                                     s[7])));
         // log(P(k) / P(mode)) = log(m! (n-m)!) - log(k! (n-k)!) + (k - m) log(q / (1-q))
         Value k_part =
             l.binary("add", lgamma(l, l.binary("add", ks, full(l, 1))),
                      lgamma(l, l.binary("add", l.binary("subtract", nn, ks), full(l, 1))));
-        Value ratio = l.binary("add", l.binary("subtract", v[18], k_part),
-                               l.binary("multiply", l.binary("subtract", ks, v[15]), v[16]));
+        Value ratio = l.binary("add", l.binary("subtract", s[15], k_part),
+                               l.binary("multiply", l.binary("subtract", ks, s[12]), s[13]));
         Value large_stop =
             l.binary("and", in_range, l.binary("or", quick, l.compare(Compare::kLE, lhs, ratio)));
         Value stop = l.select(is_large, large_stop, small_stop);
@@ -577,20 +569,12 @@ Value binomial_counts(Builder& b, Value seed, Value offset, Value n, Value p) {
         value = l.select(take, l.select(is_large, k, successes), value);
         Value next_successes =
             l.select(small_stop, successes, l.binary("add", successes, full(l, 1)));
-        std::vector<Value> out{l.binary("add", v[0], l.constant_int(ElementType::kS64, 1)),
-                               v[1],
-                               v[2],
-                               nn,
-                               v[4],
-                               is_large,
-                               l.binary("or", done, take),
-                               value,
-                               new_sum,
-                               next_successes};
-        out.insert(out.end(), v.begin() + 10, v.end());
+        std::vector<Value> out{nn,    s[1],    is_large,      l.binary("or", done, take),
+                               value, new_sum, next_successes};
+        out.insert(out.end(), s.begin() + 7, s.end());
         return out;
       });
-  Value drawn = loop[7];
+  Value drawn = loop[4];
   Value counted = b.select(high, b.binary("subtract", ns, drawn), drawn);
   return b.select(trivial, trivial_value, counted);
 }
