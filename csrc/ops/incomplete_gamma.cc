@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "hlo/predicates.h"
+#include "hlo/rounds.h"
 
 namespace torch_tpu::ops {
 
@@ -44,66 +44,50 @@ Value regularized_gamma(Builder& b, Value a_in, Value x_in, bool upper) {
   Value use_series = b.compare(Compare::kLT, xx, b.binary("add", aa, full(b, 1)));
   // Power series: sum_n x^n / (a (a+1) ... (a+n)).
   Value term0 = b.binary("divide", full(b, 1), aa);
-  auto series = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), aa, xx, term0, term0, b.unary("not", use_series)},
-      [&](Builder& c, const std::vector<Value>& v) {
-        return c.binary("and",
-                        c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, kMaxTerms)),
-                        hlo::any_true(c, c.unary("not", v[5])));
-      },
-      [&](Builder& c, const std::vector<Value>& v) {
-        Value n = c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d);
-        Value term = c.binary("multiply", v[3],
-                              c.binary("divide", v[2], c.binary("add", v[1], c.splat(n, dims))));
-        Value sum = c.select(v[5], v[4], c.binary("add", v[4], term));
-        Value done = c.binary("or", v[5],
+  auto series = hlo::rounds_until_done(
+      b, {aa, xx, term0, term0, b.unary("not", use_series)}, 4, kMaxTerms,
+      [&](Builder& c, Value round, const std::vector<Value>& v) {
+        Value n = c.convert(c.binary("add", round, c.constant_int(ElementType::kS64, 1)), d);
+        Value term = c.binary("multiply", v[2],
+                              c.binary("divide", v[1], c.binary("add", v[0], c.splat(n, dims))));
+        Value sum = c.select(v[4], v[3], c.binary("add", v[3], term));
+        Value done = c.binary("or", v[4],
                               c.compare(Compare::kLT, c.unary("abs", term),
                                         c.binary("multiply", c.unary("abs", sum), full(c, eps))));
-        return std::vector<Value>{c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)),
-                                  v[1],
-                                  v[2],
-                                  term,
-                                  sum,
-                                  done};
+        return std::vector<Value>{v[0], v[1], term, sum, done};
       });
   // Continued fraction for Q (modified Lentz).
   Value b0 = b.binary("add", b.binary("subtract", xx, aa), full(b, 1));
   Value c0 = full(b, 1.0 / tiny);
   Value d0 = b.binary("divide", full(b, 1), b0);
-  auto fraction = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), aa, b0, c0, d0, d0, use_series},
-      [&](Builder& c, const std::vector<Value>& v) {
-        return c.binary("and",
-                        c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, kMaxTerms)),
-                        hlo::any_true(c, c.unary("not", v[6])));
-      },
-      [&](Builder& c, const std::vector<Value>& v) {
-        Value i = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
-                          dims);
-        Value an = c.unary("negate", c.binary("multiply", i, c.binary("subtract", i, v[1])));
-        Value bn = c.binary("add", v[2], full(c, 2));
+  auto fraction = hlo::rounds_until_done(
+      b, {aa, b0, c0, d0, d0, use_series}, 5, kMaxTerms,
+      [&](Builder& c, Value round, const std::vector<Value>& v) {
+        Value i = c.splat(
+            c.convert(c.binary("add", round, c.constant_int(ElementType::kS64, 1)), d), dims);
+        Value an = c.unary("negate", c.binary("multiply", i, c.binary("subtract", i, v[0])));
+        Value bn = c.binary("add", v[1], full(c, 2));
         auto guard = [&](Value z) {
           return c.select(c.compare(Compare::kLT, c.unary("abs", z), full(c, tiny)), full(c, tiny),
                           z);
         };
-        Value dn = guard(c.binary("add", c.binary("multiply", an, v[4]), bn));
-        Value cn = guard(c.binary("add", bn, c.binary("divide", an, v[3])));
+        Value dn = guard(c.binary("add", c.binary("multiply", an, v[3]), bn));
+        Value cn = guard(c.binary("add", bn, c.binary("divide", an, v[2])));
         dn = c.binary("divide", full(c, 1), dn);
         Value delta = c.binary("multiply", dn, cn);
-        Value h = c.select(v[6], v[5], c.binary("multiply", v[5], delta));
+        Value h = c.select(v[5], v[4], c.binary("multiply", v[4], delta));
         Value done = c.binary(
-            "or", v[6],
+            "or", v[5],
             c.compare(Compare::kLT, c.unary("abs", c.binary("subtract", delta, full(c, 1))),
                       full(c, eps)));
-        return std::vector<Value>{
-            c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), v[1], bn, cn, dn, h, done};
+        return std::vector<Value>{v[0], bn, cn, dn, h, done};
       });
   Value log_prefix =
       b.binary("subtract", b.binary("subtract", b.binary("multiply", aa, b.unary("log", xx)), xx),
                b.op("chlo.lgamma", {aa}, aa.type));
   Value prefix = b.unary("exponential", log_prefix);
-  Value p_series = b.binary("multiply", prefix, series[4]);
-  Value q_fraction = b.binary("multiply", prefix, fraction[5]);
+  Value p_series = b.binary("multiply", prefix, series[3]);
+  Value q_fraction = b.binary("multiply", prefix, fraction[4]);
   Value p = b.select(use_series, p_series, b.binary("subtract", full(b, 1), q_fraction));
   Value q = b.select(use_series, b.binary("subtract", full(b, 1), p_series), q_fraction);
   Value value = upper ? q : p;

@@ -23,7 +23,7 @@
 #include <limits>
 
 #include "core/dtype_map.h"
-#include "hlo/predicates.h"
+#include "hlo/rounds.h"
 #include "ops/broadcast.h"
 #include "ops/device_empty.h"
 #include "ops/device_findings.h"
@@ -133,23 +133,21 @@ using SamplerRound = std::function<std::vector<Value>(Builder&, Value key, Value
                                                       const std::vector<Value>& state)>;
 std::vector<Value> sample_in_rounds(Builder& b, Value seed, Value offset, std::vector<Value> state,
                                     size_t done, int64_t cap, const SamplerRound& step) {
-  std::vector<Value> init{b.constant_int(ElementType::kS64, 0), seed, offset};
-  init.insert(init.end(), state.begin(), state.end());
-  auto loop = b.while_loop(
-      init,
-      [&](Builder& l, const std::vector<Value>& v) {
-        Value more = l.compare(Compare::kLT, v[0], l.constant_int(ElementType::kS64, cap));
-        return l.binary("and", more, hlo::any_true(l, l.unary("not", v[3 + done])));
-      },
-      [&](Builder& l, const std::vector<Value>& v) {
-        std::vector<Value> current(v.begin() + 3, v.end());
-        std::vector<Value> next = step(l, round_key(l, v[1], v[0]), v[2], current);
-        std::vector<Value> out{l.binary("add", v[0], l.constant_int(ElementType::kS64, 1)), v[1],
-                               v[2]};
-        out.insert(out.end(), next.begin(), next.end());
-        return out;
+  // The seed and offset ride at the end of the state (a loop body sees
+  // only what it carries).
+  const size_t n = state.size();
+  state.push_back(seed);
+  state.push_back(offset);
+  auto out = hlo::rounds_until_done(
+      b, state, done, cap, [&](Builder& l, Value round, const std::vector<Value>& v) {
+        std::vector<Value> next = step(l, round_key(l, v[n], round), v[n + 1],
+                                       std::vector<Value>(v.begin(), v.begin() + n));
+        next.push_back(v[n]);
+        next.push_back(v[n + 1]);
+        return next;
       });
-  return std::vector<Value>(loop.begin() + 3, loop.end());
+  out.resize(n);
+  return out;
 }
 
 // Standard gamma samples for `alpha` (compute type, any shape), unclamped:
@@ -274,36 +272,24 @@ Value standard_gamma_grad_value(Builder& b, Value alpha_in, Value x_in) {
   Value s0 = b.binary("divide", xx, a);
   Value sum0 = b.binary("multiply", s0, b.binary("subtract", log_x, psi));
   const double eps = std::numeric_limits<double>::epsilon();
-  auto loop = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), a, xx, log_x, s0, psi, sum0, b.unary("not", valid)},
-      [&](Builder& c, const std::vector<Value>& v) {
-        return c.binary("and",
-                        c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, 20000)),
-                        hlo::any_true(c, c.unary("not", v[7])));
-      },
-      [&](Builder& c, const std::vector<Value>& v) {
-        Value n = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
-                          dims);
-        Value an = c.binary("add", v[1], n);
-        Value s = c.binary("multiply", v[4], c.binary("divide", v[2], an));
-        Value psi_n = c.binary("add", v[5], c.binary("divide", full(c, 1), an));
-        Value term = c.binary("multiply", s, c.binary("subtract", v[3], psi_n));
-        Value sum = c.select(v[7], v[6], c.binary("add", v[6], term));
+  auto loop = hlo::rounds_until_done(
+      b, {a, xx, log_x, s0, psi, sum0, b.unary("not", valid)}, 6, 20000,
+      [&](Builder& c, Value round, const std::vector<Value>& v) {
+        Value n = c.splat(
+            c.convert(c.binary("add", round, c.constant_int(ElementType::kS64, 1)), d), dims);
+        Value an = c.binary("add", v[0], n);
+        Value s = c.binary("multiply", v[3], c.binary("divide", v[1], an));
+        Value psi_n = c.binary("add", v[4], c.binary("divide", full(c, 1), an));
+        Value term = c.binary("multiply", s, c.binary("subtract", v[2], psi_n));
+        Value sum = c.select(v[6], v[5], c.binary("add", v[5], term));
         // Past the peak (x < alpha + n) and negligible: done.
-        Value past_peak = c.compare(Compare::kLT, v[2], an);
+        Value past_peak = c.compare(Compare::kLT, v[1], an);
         Value small = c.compare(Compare::kLE, c.unary("abs", term),
                                 c.binary("multiply", c.unary("abs", sum), full(c, eps)));
-        Value done = c.binary("or", v[7], c.binary("and", past_peak, small));
-        return std::vector<Value>{c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)),
-                                  v[1],
-                                  v[2],
-                                  v[3],
-                                  s,
-                                  psi_n,
-                                  sum,
-                                  done};
+        Value done = c.binary("or", v[6], c.binary("and", past_peak, small));
+        return std::vector<Value>{v[0], v[1], v[2], s, psi_n, sum, done};
       });
-  Value grad = b.unary("negate", loop[6]);
+  Value grad = b.unary("negate", loop[5]);
   return b.convert(b.select(valid, grad, full(b, NAN)), t);
 }
 
@@ -357,43 +343,27 @@ Value dirichlet_grad_value(Builder& b, Value x_in, Value alpha_in, Value total_i
   Value r0 = b.binary("divide", b.binary("multiply", x, y), p);
   Value sum0 = b.binary("multiply", r0, factor(b, psi_ab, psi_p1, flip, constant_part));
   const double eps = std::numeric_limits<double>::epsilon();
-  auto loop = b.while_loop(
-      {b.constant_int(ElementType::kS64, 0), z, p, ab, constant_part, flip, r0, psi_ab, psi_p1,
-       sum0, b.unary("not", valid)},
-      [&](Builder& c, const std::vector<Value>& v) {
-        return c.binary("and",
-                        c.compare(Compare::kLT, v[0], c.constant_int(ElementType::kS64, 20000)),
-                        hlo::any_true(c, c.unary("not", v[10])));
-      },
-      [&](Builder& c, const std::vector<Value>& v) {
-        Value n = c.splat(c.convert(c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)), d),
-                          dims);
-        Value pn = c.binary("add", v[2], n);
-        Value abn1 = c.binary("add", v[3], c.binary("subtract", n, full(c, 1)));  // a+b+n-1
+  auto loop = hlo::rounds_until_done(
+      b, {z, p, ab, constant_part, flip, r0, psi_ab, psi_p1, sum0, b.unary("not", valid)}, 9, 20000,
+      [&](Builder& c, Value round, const std::vector<Value>& v) {
+        Value n = c.splat(
+            c.convert(c.binary("add", round, c.constant_int(ElementType::kS64, 1)), d), dims);
+        Value pn = c.binary("add", v[1], n);
+        Value abn1 = c.binary("add", v[2], c.binary("subtract", n, full(c, 1)));  // a+b+n-1
         Value growth = c.binary("divide", abn1, pn);
-        Value r = c.binary("multiply", v[6], c.binary("multiply", v[1], growth));
-        Value psi_ab_n = c.binary("add", v[7], c.binary("divide", full(c, 1), abn1));
-        Value psi_p_n = c.binary("add", v[8], c.binary("divide", full(c, 1), pn));
-        Value term = c.binary("multiply", r, factor(c, psi_ab_n, psi_p_n, v[5], v[4]));
-        Value sum = c.select(v[10], v[9], c.binary("add", v[9], term));
+        Value r = c.binary("multiply", v[5], c.binary("multiply", v[0], growth));
+        Value psi_ab_n = c.binary("add", v[6], c.binary("divide", full(c, 1), abn1));
+        Value psi_p_n = c.binary("add", v[7], c.binary("divide", full(c, 1), pn));
+        Value term = c.binary("multiply", r, factor(c, psi_ab_n, psi_p_n, v[4], v[3]));
+        Value sum = c.select(v[9], v[8], c.binary("add", v[8], term));
         // Past the terms' peak (their ratio below 1) and negligible: done.
-        Value shrinking = c.compare(Compare::kLT, c.binary("multiply", v[1], growth), full(c, 1));
+        Value shrinking = c.compare(Compare::kLT, c.binary("multiply", v[0], growth), full(c, 1));
         Value small = c.compare(Compare::kLE, c.unary("abs", term),
                                 c.binary("multiply", c.unary("abs", sum), full(c, eps)));
-        Value done = c.binary("or", v[10], c.binary("and", shrinking, small));
-        return std::vector<Value>{c.binary("add", v[0], c.constant_int(ElementType::kS64, 1)),
-                                  v[1],
-                                  v[2],
-                                  v[3],
-                                  v[4],
-                                  v[5],
-                                  r,
-                                  psi_ab_n,
-                                  psi_p_n,
-                                  sum,
-                                  done};
+        Value done = c.binary("or", v[9], c.binary("and", shrinking, small));
+        return std::vector<Value>{v[0], v[1], v[2], v[3], v[4], r, psi_ab_n, psi_p_n, sum, done};
       });
-  Value grad = b.binary("divide", loop[9], y);
+  Value grad = b.binary("divide", loop[8], y);
   return b.convert(b.select(valid, grad, full(b, NAN)), t);
 }
 
