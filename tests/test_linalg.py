@@ -4,6 +4,8 @@ broadcasting, layouts, out= variants, errors and gradients, and the flows
 that use them (a Gaussian process posterior, MultivariateNormal training).
 tests/test_opinfo.py runs their OpInfo samples too."""
 
+import copy
+
 import pytest
 import torch
 
@@ -130,6 +132,45 @@ def test_qr_matches_cpu(dtype):
     for device in ("cpu", DEV):
         with pytest.raises(RuntimeError, match="qr received unrecognized mode 'x'"):
             torch.linalg.qr(torch.ones(2, 2, device=device), mode="x")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+def test_householder_pieces_match_cpu(dtype):
+    """geqrf, householder_product (orgqr) and ormqr: LAPACK's packed
+    reflectors and their products, as CPU's."""
+    torch.manual_seed(0)
+    for shape in ((5, 3), (3, 5), (2, 4, 4)):
+        _same(*_both(torch.geqrf, torch.randn(*shape, dtype=dtype)))
+    a, tau = torch.geqrf(torch.randn(5, 3, dtype=dtype))
+    _same(*_both(torch.linalg.householder_product, a, tau))
+    _same(*_both(torch.linalg.householder_product, a[:, :2], tau[:1]))
+    c = torch.randn(5, 4, dtype=dtype)
+    for left in (True, False):
+        for transpose in (False, True):
+            _same(*_both(lambda x, t, o: torch.ormqr(x, t, o, left=left, transpose=transpose),
+                         a, tau, c if left else c.mT))
+
+
+def test_orthogonal_parametrization_trains_like_cpu():
+    """nn.utils.parametrizations.orthogonal on a tall or wide weight: its
+    Householder map (householder_product), forward and gradients."""
+    torch.manual_seed(0)
+    for shape in ((5, 3), (3, 5)):
+        lin = torch.nn.Linear(shape[1], shape[0])
+        torch.nn.utils.parametrizations.orthogonal(lin)
+        x = torch.randn(4, shape[1])
+        train_like_cpu = [copy.deepcopy(lin), copy.deepcopy(lin).to(DEV)]
+        for model, device in zip(train_like_cpu, ("cpu", DEV)):
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(3):
+                opt.zero_grad()
+                (model(x.to(device)) ** 2).sum().backward()
+                opt.step()
+        for a, e in zip(train_like_cpu[1].parameters(), train_like_cpu[0].parameters()):
+            torch.testing.assert_close(a.detach().cpu(), e.detach(), atol=1e-5, rtol=1e-5)
+        w = train_like_cpu[1].weight.detach().cpu()
+        gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+        torch.testing.assert_close(gram, torch.eye(min(shape)), atol=1e-5, rtol=0)
 
 
 def test_orthogonal_init_on_tpu():

@@ -237,7 +237,7 @@ ALLOW = [
     "linalg.qr", "qr", "linalg.eigvalsh", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
     "linalg.matrix_rank", "linalg.matrix_rank.hermitian", "norm.nuc", "linalg.cond",
     "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_power", "igamma", "igammac",
-    "linalg.lstsq", "linalg.lstsq.grad_oriented",
+    "linalg.lstsq", "linalg.lstsq.grad_oriented", "geqrf", "linalg.householder_product", "ormqr",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -379,6 +379,10 @@ TOLERANCES = {
     ("nn.functional.conv_transpose3d", "float32"): dict(atol=3e-5, rtol=1.3e-6),
 }
 GRAD_TOLERANCES = {
+    # OpInfo's random reflectors make orgqr's backward ill-conditioned: off
+    # from float64 by up to 3.3e-3 on tpu and 5.5e-3 on CPU (5 and 4 elements
+    # outside float32's default tolerance of it)
+    ("linalg.householder_product", "float32"): dict(atol=4e-3, rtol=1e-4),
     # OpInfo's random triangles are badly conditioned: A's gradient (two
     # solves and a product) is off from float64 by up to 4.7e-4 on tpu (XLA's
     # blocked solve) and 2.9e-4 on CPU (LAPACK's substitution), 4 and 3

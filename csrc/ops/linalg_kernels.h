@@ -58,6 +58,16 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_out(const at::Tensor
                                                                 at::Tensor& P, at::Tensor& L,
                                                                 at::Tensor& U);
 
+std::tuple<at::Tensor&, at::Tensor&> geqrf_out(const at::Tensor& self, at::Tensor& a,
+                                               at::Tensor& tau);
+std::tuple<at::Tensor, at::Tensor> geqrf(const at::Tensor& self);
+at::Tensor& linalg_householder_product_out(const at::Tensor& input, const at::Tensor& tau,
+                                           at::Tensor& out);
+at::Tensor linalg_householder_product(const at::Tensor& input, const at::Tensor& tau);
+at::Tensor& ormqr_out(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other,
+                      bool left, bool transpose, at::Tensor& out);
+at::Tensor ormqr(const at::Tensor& input, const at::Tensor& tau, const at::Tensor& other, bool left,
+                 bool transpose);
 std::tuple<at::Tensor&, at::Tensor&> linalg_qr_out(const at::Tensor& A, c10::string_view mode,
                                                    at::Tensor& Q, at::Tensor& R);
 

@@ -297,7 +297,7 @@ Value apply_reflector(Builder& b, Value x, Value v, Value tau) {
 
 }  // namespace
 
-QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
+HouseholderFactors geqrf(Builder& b, Value a) {
   const MatrixBatch shape = matrix_batch(a);
   const int64_t batch = shape.batch, m = shape.rows, n = shape.cols, k = std::min(m, n);
   const ElementType t = a.type.element;
@@ -360,30 +360,53 @@ QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
         taus = c.dynamic_update_slice_at(taus, c.reshape(tau, {batch, 1}), {zero, j});
         return std::vector<Value>{c.binary("add", j, s64(c, 1)), w, taus};
       });
-  Value w = factor[1], taus = factor[2];
-  const std::vector<int64_t> r_shape = shape.with({r_rows, n});
+  return {b.reshape(factor[1], shape.with({m, n})),
+          b.reshape(b.slice(factor[2], {0, 0}, {batch, k}, {1, 1}), shape.with({k}))};
+}
+
+Value apply_householder(Builder& b, Value packed, Value taus, Value c, bool adjoint_q) {
+  const MatrixBatch shape = matrix_batch(packed);
+  const MatrixBatch target = matrix_batch(c);
+  const int64_t batch = shape.batch, m = shape.rows, n = shape.cols;
+  const int64_t k = taus.type.dims.back(), cols = target.cols;
+  const bool complex = hlo::is_complex(packed.type.element);
+  Value w = b.reshape(packed, {batch, m, n});
+  Value t = b.reshape(taus, {batch, k});
+  Value x = b.reshape(c, {batch, m, cols});
+  if (k == 0) return c;
+  // Q = H_1 ... H_k: Q x applies the last reflector first; Q^H x applies
+  // H_1^H (tau conjugated) first.
+  auto loop = b.while_loop(
+      {s64(b, 0), x, w, t},
+      [&](Builder& l, const std::vector<Value>& v) {
+        return l.compare(Compare::kLT, v[0], s64(l, k));
+      },
+      [&](Builder& l, const std::vector<Value>& v) {
+        Value j = adjoint_q ? v[0] : l.binary("subtract", s64(l, k - 1), v[0]);
+        Value vj = reflector(l, v[2], j);
+        Value tau = l.reshape(l.dynamic_slice(v[3], {s64(l, 0), j}, {batch, 1}), {batch});
+        if (adjoint_q && complex) tau = l.conj(tau);
+        Value next = apply_reflector(l, v[1], vj, tau);
+        return std::vector<Value>{l.binary("add", v[0], s64(l, 1)), next, v[2], v[3]};
+      });
+  return b.reshape(loop[1], target.with({m, cols}));
+}
+
+QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
+  const MatrixBatch shape = matrix_batch(a);
+  const int64_t batch = shape.batch, m = shape.rows, n = shape.cols;
+  const ElementType t = a.type.element;
+  HouseholderFactors f = geqrf(b, a);
+  Value w = b.reshape(f.packed, {batch, m, n});
   Value rmat = triangle(b, b.slice(w, {0, 0, 0}, {batch, r_rows, n}, {1, 1, 1}), false);
-  QrResult result{Value{}, b.reshape(rmat, r_shape)};
+  QrResult result{Value{}, b.reshape(rmat, shape.with({r_rows, n}))};
   if (q_cols == 0) return result;
-  // orgqr: Q = H_1 ... H_k applied to the first q_cols columns of I, the
-  // last reflector first.
+  // orgqr: Q applied to the first q_cols columns of I.
   const std::vector<int64_t> bmq{batch, m, q_cols};
   Value eye = b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, bmq}, 1),
                                   b.iota({ElementType::kS64, bmq}, 2)),
                         t);
-  auto build = b.while_loop(
-      {s64(b, k - 1), eye, w, taus},
-      [&](Builder& c, const std::vector<Value>& v) {
-        return c.compare(Compare::kGE, v[0], s64(c, 0));
-      },
-      [&](Builder& c, const std::vector<Value>& v) {
-        Value j = v[0];
-        Value vj = reflector(c, v[2], j);
-        Value tau = c.reshape(c.dynamic_slice(v[3], {s64(c, 0), j}, {batch, 1}), {batch});
-        Value q = apply_reflector(c, v[1], vj, tau);
-        return std::vector<Value>{c.binary("subtract", j, s64(c, 1)), q, v[2], v[3]};
-      });
-  result.q = b.reshape(build[1], shape.with({m, q_cols}));
+  result.q = apply_householder(b, f.packed, f.taus, b.reshape(eye, shape.with({m, q_cols})), false);
   return result;
 }
 

@@ -65,6 +65,21 @@ LuResult lu_factor(hlo::Builder& b, hlo::Value a);
 hlo::Value lu_solve(hlo::Builder& b, hlo::Value lu, hlo::Value pivots, hlo::Value rhs,
                     bool adjoint);
 
+// LAPACK's geqrf: R on and above the diagonal of `packed` (a's shape), the
+// reflectors' vectors below it (each with an implicit 1 on the diagonal),
+// and their scales `taus` ([batch..., min(m, n)]): Q = H_1 ... H_k with
+// H_j = I - tau_j v_j v_j^H.
+struct HouseholderFactors {
+  hlo::Value packed, taus;
+};
+HouseholderFactors geqrf(hlo::Builder& b, hlo::Value a);
+
+// Q c (or Q^H c when `adjoint_q`) for the Q of geqrf-style `packed` ([...,
+// m, n]) and `taus` ([..., k], k <= n: the first k reflectors), c of shape
+// [..., m, cols] (orgqr and ormqr).
+hlo::Value apply_householder(hlo::Builder& b, hlo::Value packed, hlo::Value taus, hlo::Value c,
+                             bool adjoint_q);
+
 // LAPACK's Householder QR (geqrf, then orgqr for Q) of a batch of m x n
 // matrices, with its reflectors and signs, so Q and R are CPU's: R is
 // `r_rows` x n (min(m, n), or m for mode 'complete'), upper triangular; Q is

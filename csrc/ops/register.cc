@@ -181,6 +181,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lu_unpack.out", TORCH_FN(lu_unpack_out));
   m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
   m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
+  m.impl("geqrf", TORCH_FN(ops::geqrf));
+  m.impl("geqrf.a", TORCH_FN(geqrf_out));
+  m.impl("linalg_householder_product", TORCH_FN(ops::linalg_householder_product));
+  m.impl("linalg_householder_product.out", TORCH_FN(linalg_householder_product_out));
+  m.impl("ormqr", TORCH_FN(ops::ormqr));
+  m.impl("ormqr.out", TORCH_FN(ormqr_out));
   m.impl("_linalg_eigh.eigenvalues", TORCH_FN(linalg_eigh_out));
   m.impl("_linalg_svd.U", TORCH_FN(linalg_svd_out));
   m.impl("linalg_lstsq.out", TORCH_FN(linalg_lstsq_out));
