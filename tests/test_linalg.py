@@ -381,3 +381,28 @@ def test_lstsq_matches_cpu():
     for device in ("cpu", DEV):
         with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
             torch.linalg.lstsq(A.to(device), B.to(device), driver="x")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+def test_matrix_exp_matches_cpu(dtype):
+    """Scaling and squaring: small, moderate and large norms, batches,
+    gradients, and the orthogonal parametrization of a square weight."""
+    torch.manual_seed(0)
+    for scale in (0.01, 1.0, 10.0):
+        A = (torch.randn(3, 4, 4) * scale / 4).to(dtype)
+        expected = torch.linalg.matrix_exp(A)
+        actual = torch.linalg.matrix_exp(A.to(DEV)).cpu()
+        tol = 1e-12 if dtype == torch.float64 else 2e-6
+        assert ((actual - expected).abs().max() / expected.abs().max()).item() < tol, scale
+    assert torch.linalg.matrix_exp(torch.zeros(2, 0, 0, device=DEV)).shape == (2, 0, 0)
+    if dtype == torch.float32:
+        A = torch.randn(4, 4)
+        grads = []
+        for device in ("cpu", DEV):
+            a = A.to(device).requires_grad_()
+            grads.append(torch.autograd.grad(torch.linalg.matrix_exp(a).sum(), a)[0].cpu())
+        torch.testing.assert_close(grads[1], grads[0], atol=1e-4, rtol=1e-4)
+        lin = torch.nn.Linear(4, 4)
+        torch.nn.utils.parametrizations.orthogonal(lin)  # matrix_exp for square weights
+        x = torch.randn(2, 4)
+        torch.testing.assert_close(copy.deepcopy(lin).to(DEV)(x.to(DEV)).cpu(), lin(x), atol=1e-5, rtol=1e-5)

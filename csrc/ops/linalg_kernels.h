@@ -83,4 +83,6 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
     std::optional<c10::string_view> driver, at::Tensor& solution, at::Tensor& residuals,
     at::Tensor& rank, at::Tensor& singular_values);
 
+at::Tensor linalg_matrix_exp(const at::Tensor& self);
+
 }  // namespace torch_tpu::ops

@@ -2,6 +2,7 @@
 #include "ops/linalg_lowering.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -408,6 +409,61 @@ QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
                         t);
   result.q = apply_householder(b, f.packed, f.taus, b.reshape(eye, shape.with({m, q_cols})), false);
   return result;
+}
+
+Value matrix_exp(Builder& b, Value a) {
+  const MatrixBatch shape = matrix_batch(a);
+  const int64_t batch = shape.batch, n = shape.cols;
+  const ElementType t = a.type.element;
+  const bool complex = hlo::is_complex(t);
+  const ElementType real = complex ? hlo::real_part_type(t) : t;
+  const std::vector<int64_t> bnn{batch, n, n};
+  Value x = b.reshape(a, bnn);
+  auto matmul = [&](Builder& c, Value p, Value q) {
+    return c.dot_general(p, q, {0}, {0}, {2}, {1}, t);
+  };
+  // The 1-norm (largest column sum of magnitudes) picks the scaling: 2^-s a
+  // gets a norm at most theta, where 18 Taylor terms reach the type's
+  // precision (theta 3.01 for float, 1.09 for double: the bounds CPU's
+  // degree-18 step uses). Each squaring doubles the relative rounding
+  // error, so the scaling is kept as small as the polynomial allows.
+  Value mag = complex ? b.op("stablehlo.abs", {x}, {real, bnn}) : b.unary("abs", x);
+  Value norm =
+      b.reduce(b.reduce(mag, b.constant(real, 0), {1}, "add"), b.constant(real, 0), {1}, "maximum");
+  const double theta = real == ElementType::kF64 ? 1.090863719290036 : 3.010066362817634;
+  Value ratio = b.binary("divide", norm, b.splat(b.constant(real, theta), {batch}));
+  Value steps = b.unary("ceil", b.binary("divide", b.unary("log", ratio),
+                                         b.splat(b.constant(real, std::log(2.0)), {batch})));
+  // No scaling for small norms, none past 2^1000 (inf stays inf).
+  steps =
+      b.minimum(b.maximum(steps, b.zeros(steps.type)), b.splat(b.constant(real, 1000), {batch}));
+  steps = b.select(b.compare(Compare::kNE, steps, steps), b.zeros(steps.type), steps);
+  Value scale = b.unary("exponential", b.binary("multiply", b.unary("negate", steps),
+                                                b.splat(b.constant(real, std::log(2.0)), {batch})));
+  Value scaled = b.binary("multiply", x, b.broadcast_in_dim(real_to(b, scale, t), bnn, {0}));
+  // Horner: I + y (I + y/2 (I + y/3 (... (I + y/18)))).
+  Value eye = b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, bnn}, 1),
+                                  b.iota({ElementType::kS64, bnn}, 2)),
+                        t);
+  Value poly = eye;
+  for (int k = 18; k >= 1; --k) {
+    Value term =
+        b.binary("multiply", matmul(b, scaled, poly), b.splat(b.constant(t, 1.0 / k), bnn));
+    poly = b.binary("add", eye, term);
+  }
+  // Square each matrix its own number of times.
+  Value count = b.convert(steps, ElementType::kS64);
+  Value most = b.reduce(count, s64(b, 0), {0}, "maximum");
+  auto loop = b.while_loop(
+      {s64(b, 0), most, count, poly},
+      [&](Builder& c, const std::vector<Value>& v) { return c.compare(Compare::kLT, v[0], v[1]); },
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value squared = matmul(c, v[3], v[3]);
+        Value more = c.compare(Compare::kLT, c.splat(v[0], {batch}), v[2]);
+        Value next = c.select(c.broadcast_in_dim(more, bnn, {0}), squared, v[3]);
+        return std::vector<Value>{c.binary("add", v[0], s64(c, 1)), v[1], v[2], next};
+      });
+  return b.reshape(loop[3], shape.with({n, n}));
 }
 
 Value permutation_matrix(Builder& b, Value pivots, int64_t m, ElementType type) {

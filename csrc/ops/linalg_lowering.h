@@ -89,6 +89,12 @@ struct QrResult {
 };
 QrResult householder_qr(hlo::Builder& b, hlo::Value a, int64_t q_cols, int64_t r_rows);
 
+// exp(a) for a batch of square matrices: scaling and squaring around a
+// degree-18 Taylor polynomial, each matrix scaled by its own power of two
+// (from its 1-norm) so the polynomial's truncation is below the precision
+// of its type.
+hlo::Value matrix_exp(hlo::Builder& b, hlo::Value a);
+
 // The m x m permutation matrix P of A = P L U that lu_factor's `pivots`
 // (of an m-row A) record, in element type `type` (lu_unpack's P).
 hlo::Value permutation_matrix(hlo::Builder& b, hlo::Value pivots, int64_t m, hlo::ElementType type);

@@ -182,6 +182,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
   m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
   m.impl("geqrf", TORCH_FN(ops::geqrf));
+  m.impl("linalg_matrix_exp", TORCH_FN(ops::linalg_matrix_exp));
   m.impl("geqrf.a", TORCH_FN(geqrf_out));
   m.impl("linalg_householder_product", TORCH_FN(ops::linalg_householder_product));
   m.impl("linalg_householder_product.out", TORCH_FN(linalg_householder_product_out));
