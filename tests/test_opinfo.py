@@ -238,7 +238,9 @@ ALLOW = [
     "linalg.matrix_rank", "linalg.matrix_rank.hermitian", "norm.nuc", "linalg.cond",
     "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_power", "igamma", "igammac",
     "linalg.lstsq", "linalg.lstsq.grad_oriented", "geqrf", "linalg.householder_product", "ormqr",
-    "matrix_exp",
+    "matrix_exp", "polygamma.polygamma_n_0", "polygamma.polygamma_n_1", "polygamma.polygamma_n_2",
+    "polygamma.polygamma_n_3", "polygamma.polygamma_n_4", "special.i0e", "special.i1e",
+    "special.entr", "special.xlog1py", "special.zeta", "special.spherical_bessel_j0",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear",
     "nn.functional.interpolate.area", "nn.functional.upsample_nearest",
     "nn.functional.upsample_bilinear", "nn.functional.unfold",
@@ -261,9 +263,6 @@ ALLOW = [
 # merits), which is the quick way to see what newly added lowerings enable.
 NOT_YET = {
     # elementwise
-    "polygamma.polygamma_n_0": "aten::polygamma.out n >= 2 (every variant's samples use n = 1..4)",
-    "polygamma.polygamma_n_1": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_2": "aten::polygamma.out n >= 2",
-    "polygamma.polygamma_n_3": "aten::polygamma.out n >= 2", "polygamma.polygamma_n_4": "aten::polygamma.out n >= 2",
     "frexp": "aten::frexp.Tensor_out",
     # linear algebra
     "nn.functional.pdist": "aten::_pdist_forward",

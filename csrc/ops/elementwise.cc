@@ -26,6 +26,7 @@
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
 #include "ops/expanded_writes.h"
+#include "ops/hurwitz_zeta.h"
 #include "ops/incomplete_gamma.h"
 #include "ops/out_checks.h"
 #include "ops/overload_names.h"
@@ -472,7 +473,7 @@ Value chebyshev_series(Builder& b, const Inputs& in, Value y, const std::vector<
 // The modified Bessel function I0, by the Cephes Chebyshev expansions of
 // exp(-x) I0(x) on [0, 8] and exp(-x) sqrt(x) I0(x) above 8 (the
 // coefficients are those of the Cephes library, which CPU uses too).
-Value bessel_i0(Builder& b, const Inputs& in, Value x) {
+Value bessel_i0(Builder& b, const Inputs& in, Value x, bool scaled = false) {
   static const std::vector<double> below8 = {
       -4.41534164647933937950E-18, 3.33079451882223809783E-17,  -2.43127984654795469359E-16,
       1.71539128555513303061E-15,  -1.16853328779934516808E-14, 7.67618549860493561688E-14,
@@ -495,7 +496,8 @@ Value bessel_i0(Builder& b, const Inputs& in, Value x) {
       2.89137052083475648297E-6,   6.88975834691682398426E-5,   3.36911647825569408990E-3,
       8.04490411014108831608E-1};
   Value ax = b.unary("abs", x);
-  Value e = b.unary("exponential", ax);
+  // I0(x) = exp(|x|) * (a Chebyshev series); the scaled I0e(x) drops the exp.
+  Value e = scaled ? scalar_like(b, in, 1.0) : b.unary("exponential", ax);
   Value near = b.binary(
       "multiply", e,
       chebyshev_series(b, in, b.binary("subtract", scale(b, in, ax, 0.5), scalar_like(b, in, 2.0)),
@@ -946,16 +948,44 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"polygamma", {R::kFloat, [](Builder& b, const Inputs& in) {
          const int64_t n = std::stoll(in.attr("n", "0"));
          TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
-         // XLA's polygamma (a Hurwitz zeta with a fixed number of terms) is far
-         // off for x below about -8, where CPU's zeta keeps summing.
-         TORCH_CHECK_NOT_IMPLEMENTED(n < 2, "aten::polygamma with n >= 2 is not implemented for "
-                                     "the tpu device (n = 0 and n = 1 are)");
-         return n == 0 ? digamma_value(b, in, in["self"]) : trigamma_value(b, in, in["self"]); }}},
+         if (n == 0) return digamma_value(b, in, in["self"]);
+         if (n == 1) return trigamma_value(b, in, in["self"]);
+         // (-1)^(n+1) n! zeta(n+1, x), with CPU's own zeta (XLA's polygamma,
+         // a zeta with a fixed number of terms, is far off below x = -8).
+         Value x = in["self"];
+         Value z = hurwitz_zeta(b, scalar_like(b, in, static_cast<double>(n + 1)), x);
+         const double factor = (n % 2 ? 1.0 : -1.0) * std::exp(std::lgamma(n + 1.0));
+         return scale(b, in, z, factor); }}},
       {"igamma", {R::kPromoted, [](Builder& b, const Inputs& in) {
          return regularized_gamma(b, in["self"], in["other"], false); }}},
       {"igammac", {R::kPromoted, [](Builder& b, const Inputs& in) {
          return regularized_gamma(b, in["self"], in["other"], true); }}},
       {"i0", {R::kFloat, [](Builder& b, const Inputs& in) { return bessel_i0(b, in, in["self"]); }}},
+      {"special_i0e", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_i0(b, in, in["self"], /*scaled=*/true); }}},
+      {"special_i1e", {R::kFloat, chlo("bessel_i1e")}},
+      {"special_entr", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // -x log x; 0 at 0, -inf below 0, NaN stays NaN.
+         Value x = in["self"], zero = b.zeros(x.type);
+         Value r = b.unary("negate", b.binary("multiply", x, b.unary("log", x)));
+         Value rest = b.select(b.compare(C::kLT, x, zero), scalar_like(b, in, -INFINITY), x);
+         return b.select(b.compare(C::kGT, x, zero), r,
+                         b.select(b.compare(C::kEQ, x, zero), zero, rest)); }}},
+      {"special_xlog1py", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // 0 * log1p(y) is 0 unless y is NaN.
+         Value x = in["self"], y = in["other"];
+         Value r = b.binary("multiply", x, b.unary("log_plus_one", y));
+         Value zero_x = b.binary("and", b.compare(C::kEQ, x, b.zeros(x.type)), b.compare(C::kEQ, y, y));
+         return b.select(zero_x, b.zeros(x.type), r); }}},
+      {"special_spherical_bessel_j0", {R::kFloat, [](Builder& b, const Inputs& in) {
+         // sin(x) / x: 1 at 0, 0 at +-inf.
+         Value x = in["x"], zero = b.zeros(x.type);
+         Value r = b.binary("divide", b.unary("sine", x), x);
+         r = b.select(b.compare(C::kEQ, x, zero), scalar_like(b, in, 1.0), r);
+         Value inf = b.compare(C::kEQ, b.unary("abs", x), scalar_like(b, in, INFINITY));
+         return b.select(inf, zero, r); }}},
+      {"special_zeta", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return hurwitz_zeta(b, in["self"], in["other"]); }}},
       {"special_i1", {R::kFloat, [](Builder& b, const Inputs& in) {
          // I1(x) = exp(|x|) * I1e(x)
          Value x = in["self"];
@@ -1108,10 +1138,16 @@ std::vector<std::string> overloads() {
         "lcm", "lcm_", "lcm.out", "sinc", "sinc_", "sinc.out", "logaddexp", "logaddexp.out",
         "logaddexp2", "logaddexp2.out", "erfc", "erfc_", "erfc.out", "lgamma", "lgamma_",
         "lgamma.out", "digamma", "digamma_", "digamma.out", "polygamma", "polygamma_",
-        "polygamma.out", "i0", "i0_", "i0.out", "special_i1", "special_i1.out", "heaviside",
-        "heaviside_", "heaviside.out", "softshrink", "softshrink.out", "hardshrink",
-        "hardshrink.out", "softshrink_backward", "softshrink_backward.grad_input",
-        "hardshrink_backward", "hardshrink_backward.grad_input", "_prelu_kernel"}) {
+        "polygamma.out", "i0", "i0_", "i0.out", "special_i1", "special_i1.out", "special_i0e",
+        "special_i0e.out", "special_i1e", "special_i1e.out", "special_entr", "special_entr.out",
+        "special_spherical_bessel_j0", "special_spherical_bessel_j0.out", "special_xlog1py",
+        "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_xlog1py.out",
+        "special_xlog1py.self_scalar_out", "special_xlog1py.other_scalar_out", "special_zeta",
+        "special_zeta.self_scalar", "special_zeta.other_scalar", "special_zeta.out",
+        "special_zeta.self_scalar_out", "special_zeta.other_scalar_out", "heaviside", "heaviside_",
+        "heaviside.out", "softshrink", "softshrink.out", "hardshrink", "hardshrink.out",
+        "softshrink_backward", "softshrink_backward.grad_input", "hardshrink_backward",
+        "hardshrink_backward.grad_input", "_prelu_kernel"}) {
     names.push_back(extra);
   }
   return names;

@@ -95,6 +95,12 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"lgamma", {B | I | F}},
       {"i0", {B | I | F}},
       {"special_i1", {B | I | F}},
+      {"special_i0e", {B | I | F}},
+      {"special_i1e", {B | I | F}},
+      {"special_entr", {B | I | F}},
+      {"special_spherical_bessel_j0", {B | I | F}},
+      {"special_xlog1py", {B | I | F}},
+      {"special_zeta", {B | I | F}},
       {"threshold", {I | F}},
       {"heaviside", {B | I | F, C, "heaviside is not yet implemented for complex tensors."}},
   };
