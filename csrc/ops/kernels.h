@@ -283,4 +283,8 @@ at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> gen, at::Tensor
 at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replacement,
                        std::optional<at::Generator> gen);
 
+// ops/complex_construct.cc
+at::Tensor& complex_out(const at::Tensor& real, const at::Tensor& imag, at::Tensor& out);
+at::Tensor& polar_out(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out);
+
 }  // namespace torch_tpu::ops

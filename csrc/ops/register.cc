@@ -167,6 +167,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
   m.impl("vdot", TORCH_FN(vdot));
   m.impl("vdot.out", TORCH_FN(vdot_out));
+  m.impl("complex.out", TORCH_FN(complex_out));
+  m.impl("polar.out", TORCH_FN(polar_out));
   m.impl("linalg_cholesky_ex.L", TORCH_FN(linalg_cholesky_ex_out));
   m.impl("cholesky", TORCH_FN(ops::cholesky));
   m.impl("cholesky.out", TORCH_FN(cholesky_out));
