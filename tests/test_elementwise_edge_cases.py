@@ -344,3 +344,16 @@ def test_special_functions_values_and_edges_like_cpu():
     for fn in (torch.special.i0e, torch.special.i1e):
         cpu, tpu = both(lambda d: fn(r.to(d)))
         torch.testing.assert_close(tpu.cpu(), cpu, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_frexp_reads_the_bits_like_cpu(dtype):
+    """frexp on tpu works on the bits (the CPU plugin flushes subnormal floats
+    in arithmetic): subnormals, zeros, infinities and NaN as CPU's."""
+    x = torch.tensor([0.0, -0.0, 1, 3, -5, 0.5, float("inf"), -float("inf"), float("nan"), 1e30,
+                      7e-3, -123.25, 1e-40, -3e-45, 1e-310, 6e-8, 1e-39]).to(dtype)
+    (m_cpu, e_cpu), (m_tpu, e_tpu) = both(lambda d: torch.frexp(x.to(d)))
+    torch.testing.assert_close(m_tpu.cpu(), m_cpu, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(e_tpu.cpu(), e_cpu) and e_tpu.dtype == torch.int32
+    cpu, tpu = both(lambda d: torch.frexp(torch.tensor([1, 2], device=d)))
+    assert type(cpu) is type(tpu) is RuntimeError and "only supports floating-point" in str(tpu)

@@ -961,6 +961,11 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"igammac", {R::kPromoted, [](Builder& b, const Inputs& in) {
          return regularized_gamma(b, in["self"], in["other"], true); }}},
       {"i0", {R::kFloat, [](Builder& b, const Inputs& in) { return bessel_i0(b, in, in["self"]); }}},
+      {"special_modified_bessel_i0", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_i0(b, in, in["self"]); }}},
+      {"special_modified_bessel_i1", {R::kFloat, [](Builder& b, const Inputs& in) {
+         Value x = in["self"];
+         return b.binary("multiply", b.op("chlo.bessel_i1e", {x}, x.type), b.unary("exponential", b.unary("abs", x))); }}},
       {"special_i0e", {R::kFloat, [](Builder& b, const Inputs& in) {
          return bessel_i0(b, in, in["self"], /*scaled=*/true); }}},
       {"special_i1e", {R::kFloat, chlo("bessel_i1e")}},
@@ -1138,7 +1143,9 @@ std::vector<std::string> overloads() {
         "lcm", "lcm_", "lcm.out", "sinc", "sinc_", "sinc.out", "logaddexp", "logaddexp.out",
         "logaddexp2", "logaddexp2.out", "erfc", "erfc_", "erfc.out", "lgamma", "lgamma_",
         "lgamma.out", "digamma", "digamma_", "digamma.out", "polygamma", "polygamma_",
-        "polygamma.out", "i0", "i0_", "i0.out", "special_i1", "special_i1.out", "special_i0e",
+        "polygamma.out", "i0", "i0_", "i0.out", "special_i1", "special_i1.out",
+        "special_modified_bessel_i0", "special_modified_bessel_i0.out",
+        "special_modified_bessel_i1", "special_modified_bessel_i1.out", "special_i0e",
         "special_i0e.out", "special_i1e", "special_i1e.out", "special_entr", "special_entr.out",
         "special_spherical_bessel_j0", "special_spherical_bessel_j0.out", "special_xlog1py",
         "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_xlog1py.out",

@@ -96,6 +96,8 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"i0", {B | I | F}},
       {"special_i1", {B | I | F}},
       {"special_i0e", {B | I | F}},
+      {"special_modified_bessel_i0", {B | I | F}},
+      {"special_modified_bessel_i1", {B | I | F}},
       {"special_i1e", {B | I | F}},
       {"special_entr", {B | I | F}},
       {"special_spherical_bessel_j0", {B | I | F}},

@@ -462,6 +462,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_scaled_mm.out", TORCH_FN(scaled_mm_out));
   m.impl("_scaled_mm_v2", TORCH_FN(scaled_mm_v2));
   m.impl("_scaled_mm_v2.out", TORCH_FN(scaled_mm_v2_out));
+  m.impl("frexp.Tensor", TORCH_FN(ops::frexp));
+  m.impl("frexp.Tensor_out", TORCH_FN(frexp_out));
   m.impl("ldexp.Tensor", TORCH_FN(ldexp));
   m.impl("ldexp_", TORCH_FN(ldexp_));
   m.impl("ldexp.out", TORCH_FN(ldexp_out));
