@@ -16,4 +16,9 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p,
 at::Tensor cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2,
                           double p, const at::Tensor& cdist);
 
+// F.pdist: the condensed distances of self's rows, pairs i < j in row order.
+at::Tensor pdist_forward(const at::Tensor& self, double p);
+at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double p,
+                          const at::Tensor& pdist);
+
 }  // namespace torch_tpu::ops

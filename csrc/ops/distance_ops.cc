@@ -1,8 +1,10 @@
-// torch.cdist: the differences of every pair of rows, [..., P, R, M], reduced
-// with the p-norm. Computing the differences (not CPU's |a|^2 + |b|^2 - 2ab
+// torch.cdist, and F.pdist (the condensed distances of one set's rows,
+// i < j, from the same kernels): the differences of every pair of rows,
+// [..., P, R, M], reduced with the p-norm. Computing the differences (not CPU's |a|^2 + |b|^2 - 2ab
 // shortcut for large Euclidean problems) keeps small distances exact. The
 // backward follows CPU's formulas case by case, including its zeros where a
 // distance or a difference is zero (so no NaN comes out of 0/0).
+#include <ATen/ATen.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/where.h>
@@ -68,6 +70,46 @@ at::Tensor cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at
     per_pair = at::where(dist.eq(0), zero, diff * diff.abs().pow(p - 2) * g / dist.pow(p - 1));
   }
   return per_pair.sum(-2);
+}
+
+namespace {
+
+// The (i, j) pairs i < j of n rows in pdist's order, as flat indices i * n + j.
+at::Tensor upper_pairs(int64_t n, const at::TensorOptions& options) {
+  const at::Tensor ij = at::triu_indices(n, n, 1, options.dtype(at::kLong));
+  return ij[0] * n + ij[1];
+}
+
+void check_pdist(const at::Tensor& self, double p) {
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "pdist only supports floating-point dtypes");
+  TORCH_CHECK(p >= 0, "pdist only supports non-negative p values");
+}
+
+}  // namespace
+
+at::Tensor pdist_forward(const at::Tensor& self, double p) {
+  check_pdist(self, p);
+  const int64_t n = self.size(0);
+  if (n < 2) return at::empty({0}, self.options());
+  const at::Tensor full = cdist_forward(self, self, p, std::nullopt);
+  return full.reshape({-1}).index_select(0, upper_pairs(n, self.options()));
+}
+
+at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double p,
+                          const at::Tensor& pdist) {
+  check_pdist(self, p);
+  const int64_t n = self.size(0);
+  if (n < 2 || self.size(1) == 0) return at::zeros_like(self);
+  // sum_{i<j} g_ij d(x_i, x_j) is half the sum over all (i, j) with g
+  // mirrored: its gradient is cdist's for the first operand.
+  const at::Tensor pairs = upper_pairs(n, self.options());
+  auto mirrored = [&](const at::Tensor& condensed) {
+    at::Tensor m = at::zeros({n * n}, condensed.options()).index_copy(0, pairs, condensed);
+    m = m.reshape({n, n});
+    return m + m.t();
+  };
+  return cdist_backward(mirrored(grad), self, self, p, mirrored(pdist));
 }
 
 }  // namespace torch_tpu::ops

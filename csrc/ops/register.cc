@@ -416,6 +416,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("norm.ScalarOpt_dtype_out", TORCH_FN(norm_scalar_opt_dtype_out));
   m.impl("histc", TORCH_FN(histc));
   m.impl("histc.out", TORCH_FN(histc_out));
+  m.impl("_pdist_forward", TORCH_FN(pdist_forward));
+  m.impl("_pdist_backward", TORCH_FN(pdist_backward));
   m.impl("_cdist_forward", TORCH_FN(cdist_forward));
   m.impl("_cdist_backward", TORCH_FN(cdist_backward));
   m.impl("_fft_c2c", TORCH_FN(fft_c2c));
