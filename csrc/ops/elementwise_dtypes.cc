@@ -10,13 +10,17 @@ namespace torch_tpu::ops {
 DtypeClass dtype_class(c10::ScalarType dtype) {
   if (dtype == c10::kBool) return kBoolClass;
   if (c10::isComplexType(dtype)) return kComplexClass;
+  if (dtype == c10::kHalf || dtype == c10::kBFloat16) return kHalfClass;
   if (c10::isFloatingType(dtype)) return kFloatClass;
   return kIntegerClass;
 }
 
 namespace {
 
-constexpr uint8_t B = kBoolClass, I = kIntegerClass, F = kFloatClass, C = kComplexClass;
+// F: every float type; W: float32 and float64 only (kernels CPU has no
+// half or bfloat16 version of).
+constexpr uint8_t B = kBoolClass, I = kIntegerClass, W = kFloatClass, F = kFloatClass | kHalfClass,
+                  C = kComplexClass;
 
 // What the CPU kernels take, by the dtype they compute in (after type
 // promotion, before integers are promoted to float for ops such as sqrt).
@@ -96,13 +100,13 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"i0", {B | I | F}},
       {"special_i1", {B | I | F}},
       {"special_i0e", {B | I | F}},
-      {"special_modified_bessel_i0", {B | I | F}},
-      {"special_modified_bessel_i1", {B | I | F}},
+      {"special_modified_bessel_i0", {B | I | W}},
+      {"special_modified_bessel_i1", {B | I | W}},
       {"special_i1e", {B | I | F}},
       {"special_entr", {B | I | F}},
-      {"special_spherical_bessel_j0", {B | I | F}},
+      {"special_spherical_bessel_j0", {B | I | W}},
       {"special_xlog1py", {B | I | F}},
-      {"special_zeta", {B | I | F}},
+      {"special_zeta", {B | I | W}},
       {"threshold", {I | F}},
       {"heaviside", {B | I | F, C, "heaviside is not yet implemented for complex tensors."}},
   };

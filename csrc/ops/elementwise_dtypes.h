@@ -15,9 +15,10 @@ namespace torch_tpu::ops {
 enum DtypeClass : uint8_t {
   kBoolClass = 1,
   kIntegerClass = 2,  // uint8, int8 ... int64
-  kFloatClass = 4,    // float16, bfloat16, float32, float64
+  kFloatClass = 4,    // float32, float64 (and the 8-bit floats)
   kComplexClass = 8,
-  kAnyClass = 15,
+  kHalfClass = 16,  // float16, bfloat16: some CPU kernels have no version for them
+  kAnyClass = 31,
 };
 
 DtypeClass dtype_class(c10::ScalarType dtype);
