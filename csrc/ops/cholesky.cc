@@ -87,9 +87,7 @@ at::Tensor cholesky(const at::Tensor& self, bool upper) {
 }
 
 at::Tensor& cholesky_out(const at::Tensor& self, bool upper, at::Tensor& out) {
-  at::Tensor value = ops::cholesky(self, upper);
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
+  write_result(out, ops::cholesky(self, upper));
   return out;
 }
 

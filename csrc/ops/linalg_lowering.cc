@@ -481,22 +481,6 @@ Value permutation_matrix(Builder& b, Value pivots, int64_t m, ElementType type) 
   return b.reshape(b.convert(ones, type), out);
 }
 
-Value pivots_sign(Builder& b, Value pivots, ElementType type) {
-  const auto& dims = pivots.type.dims;
-  const size_t r = dims.size();
-  Value at = b.binary("add", b.iota({ElementType::kS32, dims}, static_cast<int64_t>(r - 1)),
-                      b.splat(b.constant_int(ElementType::kS32, 1), dims));
-  Value swapped = b.convert(b.compare(Compare::kNE, pivots, at), ElementType::kS32);
-  Value count =
-      b.reduce(swapped, b.constant_int(ElementType::kS32, 0), {static_cast<int64_t>(r - 1)}, "add");
-  Value odd = b.compare(
-      Compare::kEQ,
-      b.binary("and", count, b.splat(b.constant_int(ElementType::kS32, 1), count.type.dims)),
-      b.splat(b.constant_int(ElementType::kS32, 1), count.type.dims));
-  return b.select(odd, b.splat(b.constant(type, -1), count.type.dims),
-                  b.splat(b.constant(type, 1), count.type.dims));
-}
-
 Value triangle(Builder& b, Value x, bool lower, int64_t diagonal) {
   const auto& dims = x.type.dims;
   const size_t r = dims.size();

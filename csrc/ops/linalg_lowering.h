@@ -99,8 +99,4 @@ hlo::Value matrix_exp(hlo::Builder& b, hlo::Value a);
 // (of an m-row A) record, in element type `type` (lu_unpack's P).
 hlo::Value permutation_matrix(hlo::Builder& b, hlo::Value pivots, int64_t m, hlo::ElementType type);
 
-// The determinant's sign of the row interchanges `pivots` records: +1 or
-// -1 (element type `type`, the batch dims).
-hlo::Value pivots_sign(hlo::Builder& b, hlo::Value pivots, hlo::ElementType type);
-
 }  // namespace torch_tpu::ops

@@ -78,6 +78,13 @@ at::Tensor transposed_if_contiguous_real(const at::Tensor& A) {
   return A.is_contiguous() && !A.is_complex() ? A.mT() : A;
 }
 
+// The determinant of the row interchanges that `pivots` records: -1 for an
+// odd number of swaps, else 1, in `dtype`.
+at::Tensor permutation_sign(const at::Tensor& pivots, at::ScalarType dtype) {
+  const at::Tensor swapped = pivots != at::arange(1, pivots.size(-1) + 1, pivots.options());
+  return at::where(swapped.sum(-1).remainder(2) == 1, -1, 1).to(dtype);
+}
+
 void check_lu_dtype(const at::Tensor& A, const char* f) {
   check_floating_or_complex(A, f);
   check_lapack_dtype(A, "lu_cpu");
@@ -175,7 +182,6 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_solve_ex_o
 std::tuple<at::Tensor&, at::Tensor&> linalg_inv_ex_out(const at::Tensor& A, bool check_errors,
                                                        at::Tensor& inverse, at::Tensor& info) {
   check_square(A, "linalg.inv");
-  check_floating_or_complex(A, "linalg.inv");
   check_lu_dtype(A, "linalg.inv");
   at::Tensor LU = device_empty({0}, A.options());
   at::Tensor pivots = device_empty({0}, A.options().dtype(at::kInt));
@@ -197,13 +203,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_det_out(const at::Tenso
   at::Tensor info = device_empty({0}, A.options().dtype(at::kInt));
   linalg_lu_factor_ex_out(transposed_if_contiguous_real(A), true, false, LU, pivots, info);
   // det = sign(P) * prod(diag(U)); a zero pivot makes it 0 (as LAPACK's U).
-  at::Tensor sign =
-      at::where(
-          (pivots != at::arange(1, pivots.size(-1) + 1, pivots.options())).sum(-1).remainder(2) ==
-              1,
-          -1, 1)
-          .to(A.scalar_type());
-  write_result(result, LU.diagonal(0, -2, -1).prod(-1) * sign);
+  write_result(result, LU.diagonal(0, -2, -1).prod(-1) * permutation_sign(pivots, A.scalar_type()));
   return {result, LU, pivots};
 }
 
@@ -215,14 +215,8 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_slogdet_ou
   at::Tensor info = device_empty({0}, A.options().dtype(at::kInt));
   linalg_lu_factor_ex_out(transposed_if_contiguous_real(A), true, false, LU, pivots, info);
   const at::Tensor diag = LU.diagonal(0, -2, -1);
-  at::Tensor perm_sign =
-      at::where(
-          (pivots != at::arange(1, pivots.size(-1) + 1, pivots.options())).sum(-1).remainder(2) ==
-              1,
-          -1, 1)
-          .to(A.scalar_type());
   // sgn: x / |x| (complex), the sign (real); 0 for a singular matrix.
-  write_result(sign, diag.sgn().prod(-1) * perm_sign);
+  write_result(sign, diag.sgn().prod(-1) * permutation_sign(pivots, A.scalar_type()));
   write_result(logabsdet, diag.abs().log().sum(-1));
   return {sign, logabsdet, LU, pivots};
 }
