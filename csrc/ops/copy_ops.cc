@@ -156,6 +156,12 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   const auto shape = at::infer_size(self.sizes(), src.sizes());
   TORCH_CHECK(shape == self.sizes(), "output with shape ", self.sizes(),
               " doesn't match the broadcast shape ", shape);
+  // ATen's ZeroTensor key passes copy_ and clone through to the backend:
+  // a ZeroTensor (forward-mode AD's known-zero tangent) has no buffer.
+  TORCH_CHECK(!self._is_zerotensor(),
+              "ZeroTensors are immutable. Please materialize the tensor using `.clone()`, if you "
+              "want a mutable zero tensor.");
+  if (src._is_zerotensor()) return self.zero_();
   if (self.numel() == 0) return self;
   if (self.is_same(src)) return self;
   // The same memory-overlap rules as CPU/CUDA copy_ (TensorIterator's).
@@ -205,7 +211,11 @@ at::Tensor clone(const at::Tensor& src, std::optional<at::MemoryFormat> memory_f
     self = empty_memory_format(src.sizes(), src.scalar_type(), std::nullopt, src.device(),
                                std::nullopt, format);
   }
-  if (self.numel() > 0) copy_on_device(self, src, "clone");
+  if (src._is_zerotensor()) {
+    self.zero_();
+  } else if (self.numel() > 0) {
+    copy_on_device(self, src, "clone");
+  }
   return self;
 }
 

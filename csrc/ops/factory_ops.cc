@@ -1,10 +1,12 @@
 // Tensor creation and whole-tensor fills: empty, empty_strided, arange, fill_.
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/RangeUtils.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
 
 #include "core/allocator.h"
+#include "core/current_device.h"
 #include "core/dtype_map.h"
 #include "core/metrics.h"
 #include "exec/eager_mode.h"
@@ -86,6 +88,25 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
       c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index)));
   const c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
   return at::detail::empty_strided_generic(size, stride, &TpuAllocator::get(), ks, scalar_type);
+}
+
+// Forward-mode AD (torch.func.jvp/jacfwd/hessian) makes tangents that are
+// known to be zero with this op, as on CPU and CUDA: a tensor with no buffer
+// whose ZeroTensor dispatch key answers the ops that can skip the zeros
+// (mul, add, ...) and materializes real zeros on tpu for every other op
+// (ATen's ZeroTensor fallback), so no tpu kernel ever reads its storage.
+at::Tensor efficient_zero_tensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                                 std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                 std::optional<bool> pin_memory) {
+  const auto scalar_type = dtype.value_or(c10::get_default_dtype_as_scalartype());
+  (void)element_type_for(scalar_type, "_efficientzerotensor");
+  int index = device_index_of(device);
+  if (index < 0) index = current_device_index();
+  at::native::ZeroTensorAllocator allocator(
+      c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index)));
+  const auto ks = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) |
+                  c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(size, &allocator, ks, scalar_type, std::nullopt);
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {

@@ -19,6 +19,9 @@ at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarTyp
 at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
                          std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
                          std::optional<at::Device> device, std::optional<bool> pin_memory);
+at::Tensor efficient_zero_tensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                                 std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                 std::optional<bool> pin_memory);
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value);
 at::Tensor& fill_tensor_value(at::Tensor& self, const at::Tensor& value);
 at::Tensor& zero_(at::Tensor& self);

@@ -2,6 +2,7 @@
 // decompose into these in PyTorch itself).
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_efficientzerotensor.h>
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
@@ -247,6 +248,10 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
               "] to have the same number of elements, but got ", self.numel(), " and ",
               other.numel(), " elements respectively");
   refuse_bool(self, "dot");
+  // (ATen's ZeroTensor key passes dot through to the backend, as on CPU)
+  if (self._is_zerotensor() || other._is_zerotensor()) {
+    return at::_efficientzerotensor({}, self.options());
+  }
   at::Tensor out = device_empty({}, self.options());
   if (self.numel() == 0) return out.zero_();
   run_product("dot", "dot", out, self, other, nullptr, 0, 1,

@@ -58,6 +58,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Creation and fills.
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("_efficientzerotensor", TORCH_FN(efficient_zero_tensor));
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor_value));
   m.impl("zero_", TORCH_FN(zero_));

@@ -167,6 +167,12 @@ void TensorProgram::check_fits_storage(const at::Tensor& t, const ViewArg& v) co
   // A tensor whose view reaches past its storage (left by a failed resize_,
   // or made by set_) fails here, at the call, in every eager mode; the
   // program would otherwise fail to compile, or, deferred, poison a region.
+  // A ZeroTensor has no buffer. ATen's ZeroTensor key materializes it before
+  // every kernel but a few that check for it (copy_, clone, dot); this keeps
+  // any other path an error instead of a read through a null storage.
+  TORCH_CHECK(storage_of(t.storage()) != nullptr, op_,
+              ": got a ZeroTensor (a tensor with no tpu buffer), which this kernel cannot "
+              "read or write; materialize it with `.clone()`");
   int64_t last = v.offset;
   bool overflow = false;
   for (size_t d = 0; d < v.sizes.size(); ++d) {
