@@ -153,7 +153,16 @@ std::pair<size_t, size_t> TpuAllocator::getMemoryInfo(c10::DeviceIndex device) {
 }
 
 DeviceStorage* storage_of(const c10::Storage& storage) {
-  return static_cast<DeviceStorage*>(storage.data_ptr().get_context());
+  const c10::DataPtr& ptr = storage.data_ptr();
+  if (ptr.get_deleter() == &release) return static_cast<DeviceStorage*>(ptr.get_context());
+  // A storage made around a tpu address by at::from_blob (PyTorch's storage
+  // pickling does this to copy a device storage to the host) stands for the
+  // storage that owns the address, when it starts at that storage's first
+  // byte and ends within it. (ZeroTensors and 0-byte storages have none.)
+  if (ptr.get() == nullptr || ptr.device().type() != c10::DeviceType::PrivateUse1) return nullptr;
+  DeviceStorage* owner = TpuAllocator::get().find(ptr.get());
+  const bool at_start = owner != nullptr && ptr.get() == reinterpret_cast<void*>(owner->address());
+  return at_start && storage.nbytes() <= owner->nbytes() ? owner : nullptr;
 }
 
 }  // namespace torch_tpu

@@ -41,7 +41,8 @@ class TpuAllocator final : public c10::DeviceAllocator {
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override;
 };
 
-// The DeviceStorage behind a tpu tensor's storage (null for 0-byte storages).
+// The DeviceStorage behind a tpu tensor's storage (null for 0-byte storages,
+// ZeroTensors and storages made around an address no tpu storage starts at).
 DeviceStorage* storage_of(const c10::Storage& storage);
 
 }  // namespace torch_tpu
