@@ -276,14 +276,15 @@ def test_gaussian_process_posterior_and_mvn_fit_like_cpu():
 
 
 def _sign_fixed(v):
-    """Columns scaled so each one's largest-magnitude entry is positive:
-    eigenvectors and singular vectors are unique only up to that sign."""
+    """Columns scaled so each one's largest-magnitude entry is real and
+    positive: eigenvectors and singular vectors are unique only up to that
+    sign (a unit phase for complex ones)."""
     idx = v.abs().argmax(-2, keepdim=True)
-    s = torch.sign(torch.gather(v, -2, idx))
-    return v * torch.where(s == 0, torch.ones_like(s), s)
+    s = torch.sgn(torch.gather(v, -2, idx))
+    return v * torch.where(s == 0, torch.ones_like(s), s).conj()
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.complex128])
 def test_eigh_matches_cpu(dtype):
     torch.manual_seed(0)
     for n in (1, 2, 6):
@@ -301,11 +302,9 @@ def test_eigh_matches_cpu(dtype):
             torch.linalg.eigh(torch.eye(2, device=device), UPLO="X")
         with pytest.raises(RuntimeError, match="linalg.eigh: A must be batches of square matrices"):
             torch.linalg.eigh(torch.ones(2, 3, device=device))
-    with pytest.raises(NotImplementedError, match="linalg.eigh: complex matrices"):
-        torch.linalg.eigh(torch.eye(2, dtype=torch.complex64, device=DEV))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 def test_svd_matches_cpu(dtype):
     torch.manual_seed(0)
     for shape in ((5, 3), (3, 5), (4, 4), (2, 7, 2)):
@@ -320,13 +319,13 @@ def test_svd_matches_cpu(dtype):
             torch.testing.assert_close(_sign_fixed(Ut.cpu()[..., :k]), _sign_fixed(U[..., :k]),
                                        atol=1e-4, rtol=1e-4)
             eye = torch.eye(Ut.shape[-1], dtype=dtype)
-            torch.testing.assert_close(Ut.cpu().mT @ Ut.cpu(), eye.expand_as(Ut.mT @ Ut), atol=1e-5, rtol=0)
-            rebuilt = (Ut.cpu()[..., :k] * St.cpu().unsqueeze(-2)) @ Vht.cpu()[..., :k, :]
+            torch.testing.assert_close(Ut.cpu().mH @ Ut.cpu(), eye.expand_as(Ut.mH @ Ut), atol=1e-5, rtol=0)
+            rebuilt = (Ut.cpu()[..., :k] * St.cpu().unsqueeze(-2).to(dtype)) @ Vht.cpu()[..., :k, :]
             torch.testing.assert_close(rebuilt, A, atol=1e-5, rtol=1e-5)
     # rank deficient: zero singular values, still orthonormal vectors
     A = (torch.randn(6, 2) @ torch.randn(2, 4)).to(dtype)
     Ut, St, Vht = torch.linalg.svd(A.to(DEV))
-    torch.testing.assert_close(Ut.cpu().mT @ Ut.cpu(), torch.eye(6, dtype=dtype), atol=1e-5, rtol=0)
+    torch.testing.assert_close(Ut.cpu().mH @ Ut.cpu(), torch.eye(6, dtype=dtype), atol=1e-5, rtol=0)
     _same(*_both(torch.linalg.matrix_rank, A))
     _same(*_both(torch.linalg.pinv, A))
     _same(*_both(lambda a: torch.linalg.matrix_norm(a, "nuc"), A))
@@ -334,6 +333,29 @@ def test_svd_matches_cpu(dtype):
     for device in ("cpu", DEV):
         with pytest.raises(RuntimeError, match="keyword argument `driver=` is only supported on CUDA"):
             torch.linalg.svd(torch.eye(2, device=device), driver="gesvd")
+
+
+def test_complex_decomposition_gradients():
+    """PyTorch's eigh and SVD backward formulas on tpu's complex factors,
+    through losses that do not depend on the vectors' phases."""
+    torch.manual_seed(0)
+    A = torch.randn(4, 4, dtype=torch.complex128)
+
+    def eigh_loss(x):
+        w, v = torch.linalg.eigh(x)
+        return w.pow(2).sum() + (v.abs() ** 4).sum()
+
+    def svd_loss(x):
+        u, s, vh = torch.linalg.svd(x, full_matrices=False)
+        return s.sum() + (u @ vh).abs().sum()
+
+    for loss, x in ((eigh_loss, A + A.mH), (svd_loss, A[:, :3])):
+        grads = []
+        for device in ("cpu", DEV):
+            leaf = x.clone().to(device).requires_grad_()
+            loss(leaf).backward()
+            grads.append(leaf.grad.cpu())
+        torch.testing.assert_close(grads[1], grads[0], atol=1e-10, rtol=1e-10)
 
 
 def test_pca_and_whitening_flows_like_cpu():
@@ -375,6 +397,10 @@ def test_lstsq_matches_cpu():
     A3, b3 = torch.randn(2, 6, 3), torch.randn(2, 6)
     same(torch.linalg.lstsq(A3.to(DEV), b3.unsqueeze(-1).to(DEV)), torch.linalg.lstsq(A3, b3.unsqueeze(-1)))
     same(torch.linalg.lstsq(A.T.to(DEV), B[:3].to(DEV)), torch.linalg.lstsq(A.T, B[:3]))
+    Ac, Bc = torch.randn(6, 3, dtype=torch.complex64), torch.randn(6, 2, dtype=torch.complex64)
+    for driver in ("gels", "gelsd"):
+        same(torch.linalg.lstsq(Ac.to(DEV), Bc.to(DEV), driver=driver),
+             torch.linalg.lstsq(Ac, Bc, driver=driver))
     low_rank = torch.randn(6, 2) @ torch.randn(2, 3)
     same(torch.linalg.lstsq(low_rank.to(DEV), B.to(DEV), driver="gelsd"),
          torch.linalg.lstsq(low_rank, B, driver="gelsd"))

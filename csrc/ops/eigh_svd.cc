@@ -1,11 +1,10 @@
-// linalg.eigh/eigvalsh and linalg.svd/svdvals for real matrices (and what
-// PyTorch builds on them: pinv, matrix_rank, cond, the nuclear and spectral
-// norms, lowrank PCA), and linalg.lstsq through the SVD, by Jacobi
-// rotations on the device
-// (ops/jacobi_lowering.h). Values match CPU's LAPACK to rounding;
-// eigenvectors and singular vectors are unique only up to sign (per
-// column), and their signs can differ from LAPACK's, as they differ between
-// CPU and CUDA.
+// linalg.eigh/eigvalsh and linalg.svd/svdvals for real and complex matrices
+// (and what PyTorch builds on them: pinv, matrix_rank, cond, the nuclear and
+// spectral norms, lowrank PCA), and linalg.lstsq through the SVD, by Jacobi
+// rotations on the device (ops/jacobi_lowering.h). Values match CPU's LAPACK
+// to rounding; eigenvectors and singular vectors are unique only up to sign
+// (a unit phase for complex) per column, and theirs can differ from
+// LAPACK's, as they differ between CPU and CUDA.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
@@ -21,11 +20,6 @@
 
 namespace torch_tpu::ops {
 namespace {
-
-void check_real(const at::Tensor& A, const char* f) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!A.is_complex(), f,
-                              ": complex matrices are not implemented on the tpu device yet");
-}
 
 std::vector<int64_t> with_dims(at::IntArrayRef sizes, size_t drop,
                                std::initializer_list<int64_t> add) {
@@ -45,7 +39,6 @@ std::tuple<at::Tensor&, at::Tensor&> linalg_eigh_out(const at::Tensor& A, c10::s
   TORCH_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   check_lapack_dtype(A, "linalg_eigh_cpu");
-  check_real(A, f);
   const int64_t n = A.size(-1);
   at::native::resize_output(eigenvalues, with_dims(A.sizes(), 1, {}));
   if (compute_v) {
@@ -79,7 +72,6 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_svd_out(
               "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
               "cuSOLVER backend.");
   check_lapack_dtype(A, "linalg_svd_cpu");
-  check_real(A, f);
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   const bool full = compute_uv && full_matrices;
   at::native::resize_output(S, with_dims(A.sizes(), 2, {k}));
@@ -130,7 +122,6 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
   TORCH_CHECK(name == "gels" || name == "gelsy" || name == "gelsd" || name == "gelss", f,
               ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   check_lapack_dtype(A, "linalg_lstsq_cpu");
-  check_real(A, "linalg.lstsq");
   const int64_t m = A.size(-2), n = A.size(-1);
   const double eps = A.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
                                                     : std::numeric_limits<float>::epsilon();
@@ -153,7 +144,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
   bool with_residuals = m > n && name != "gelsy";
   if (with_residuals && name != "gels") with_residuals = (r == n).all().item<bool>();
   if (with_residuals) {
-    at::Tensor res = (at::matmul(A, x) - rhs).pow(2).sum(-2);
+    at::Tensor res = (at::matmul(A, x) - rhs).abs().pow(2).sum(-2);
     write_result(residuals, vector_case ? res.squeeze(-1) : res);
   } else {
     write_result(residuals, at::empty({0}, A.options()));

@@ -52,9 +52,41 @@ Value entry(Builder& b, Value x, Value i, Value j) {
   return b.reshape(b.dynamic_slice(x, {s64(b, 0), i, j}, {batch, 1, 1}), {batch});
 }
 
+// The real part (x itself for a real type).
+Value real_part(Builder& b, Value x) {
+  if (!hlo::is_complex(x.type.element)) return x;
+  return b.op("stablehlo.real", {x}, {hlo::real_part_type(x.type.element), x.type.dims});
+}
+
+// A real value in the (complex or real) type `t`.
+Value as_type(Builder& b, Value x, ElementType t) {
+  return hlo::is_complex(t) ? b.convert(x, t) : x;
+}
+
+// |z| elementwise, in the real type.
+Value magnitude(Builder& b, Value z) {
+  if (!hlo::is_complex(z.type.element)) return b.unary("abs", z);
+  return b.op("stablehlo.abs", {z}, {hlo::real_part_type(z.type.element), z.type.dims});
+}
+
+// z / |z| elementwise (1 where z is 0): the sign of a real z.
+Value unit_phase(Builder& b, Value z) {
+  Value magnitude = as_type(b, ops::magnitude(b, z), z.type.element);
+  Value one = b.splat(b.constant(z.type.element, 1), z.type.dims);
+  Value is_zero = b.compare(Compare::kEQ, magnitude, b.zeros(magnitude.type));
+  return b.select(is_zero, one, b.binary("divide", z, b.select(is_zero, one, magnitude)));
+}
+
+// v [B, k] times a per-matrix factor f [B].
+Value scaled(Builder& b, Value v, Value f) {
+  return b.binary("multiply", v, b.broadcast_in_dim(f, v.type.dims, {0}));
+}
+
 // (c u - s v, s u + c v) for vectors u, v [B, k] and per-matrix c, s [B].
 std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s) {
-  Value cb = b.broadcast_in_dim(c, u.type.dims, {0}), sb = b.broadcast_in_dim(s, u.type.dims, {0});
+  const ElementType t = u.type.element;
+  Value cb = b.broadcast_in_dim(as_type(b, c, t), u.type.dims, {0});
+  Value sb = b.broadcast_in_dim(as_type(b, s, t), u.type.dims, {0});
   return {b.binary("subtract", b.binary("multiply", cb, u), b.binary("multiply", sb, v)),
           b.binary("add", b.binary("multiply", sb, u), b.binary("multiply", cb, v))};
 }
@@ -80,8 +112,8 @@ std::pair<Value, Value> jacobi_rotation(Builder& b, Value pp, Value qq, Value of
   return {c, b.binary("multiply", tan, c)};
 }
 
-// Cyclic sweeps over the pairs p < q of n: `rotate_pair` (carried values,
-// p, q) -> (carried values, rotated [B] pred). Stops after a sweep with no
+// Cyclic sweeps over the pairs p < q of n:// Cyclic sweeps over the pairs p < q of n: `rotate_pair`
+// (carried values, p, q) -> (carried values, rotated [B] pred). Stops after a sweep with no
 // rotation, or after a cap far above what Jacobi needs (its convergence is
 // quadratic).
 using PairStep = std::function<std::pair<std::vector<Value>, Value>(
@@ -122,11 +154,22 @@ std::vector<Value> sweeps(Builder& b, std::vector<Value> state, int64_t n, int64
   return std::vector<Value>(outer.begin() + 2, outer.end());
 }
 
+// True on the diagonals of [batch, n, n].
+Value diagonal_mask(Builder& b, int64_t batch, int64_t n) {
+  return b.compare(Compare::kEQ, b.iota({ElementType::kS64, {batch, n, n}}, 1),
+                   b.iota({ElementType::kS64, {batch, n, n}}, 2));
+}
+
 Value identity(Builder& b, int64_t batch, int64_t n, ElementType t) {
-  const std::vector<int64_t> dims{batch, n, n};
-  return b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, dims}, 1),
-                             b.iota({ElementType::kS64, dims}, 2)),
-                   t);
+  const ElementType real = hlo::is_complex(t) ? hlo::real_part_type(t) : t;
+  return as_type(b, b.convert(diagonal_mask(b, batch, n), real), t);
+}
+
+// The diagonals of x [B, n, n] as [B, n].
+Value diagonal(Builder& b, Value x) {
+  const int64_t batch = x.type.dims[0], n = x.type.dims[1];
+  return b.reduce(b.select(diagonal_mask(b, batch, n), x, b.zeros(x.type)),
+                  b.constant(x.type.element, 0), {2}, "add");
 }
 
 // x [B, m, n] with its columns reordered: column j is x's column order[b, j].
@@ -153,17 +196,31 @@ EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
   const MatrixBatch shape = matrix_batch(a);
   const int64_t batch = shape.batch, n = shape.cols;
   const ElementType t = a.type.element;
-  const double eps = epsilon(t);
-  // The symmetric matrix the chosen triangle stands for.
-  Value tri = triangle(b, a, lower);
-  Value strict = triangle(b, a, lower, lower ? -1 : 1);
-  Value sym = b.reshape(b.binary("add", tri, adjoint(b, strict)), {batch, n, n});
+  const bool complex = hlo::is_complex(t);
+  const ElementType real = complex ? hlo::real_part_type(t) : t;
+  const double eps = epsilon(real);
+  // The symmetric (Hermitian) matrix the chosen triangle stands for (of a
+  // complex diagonal only the real part, as LAPACK reads it).
+  Value strict = b.reshape(triangle(b, a, lower, lower ? -1 : 1), {batch, n, n});
+  Value diag = as_type(b, real_part(b, diagonal(b, b.reshape(a, {batch, n, n}))), t);
+  Value sym = b.select(diagonal_mask(b, batch, n), b.broadcast_in_dim(diag, {batch, n, n}, {0, 1}),
+                       b.binary("add", strict, adjoint(b, strict)));
   auto result =
       sweeps(b, {sym, identity(b, batch, n, t)}, n, batch,
              [&](Builder& c, const std::vector<Value>& v, Value p, Value q) {
                Value m = v[0], vec = v[1];
-               Value pp = entry(c, m, p, p), qq = entry(c, m, q, q), pq = entry(c, m, p, q);
-               auto full = [&](double x) { return c.splat(c.constant(t, x), {batch}); };
+               Value pq = entry(c, m, p, q);
+               if (complex) {
+                 // A unitary diagonal scaling of row and column q makes the
+                 // coupling real, |pq|; a real rotation then zeroes it.
+                 Value phase = unit_phase(c, pq), back = c.conj(phase);
+                 m = with_row(c, m, q, scaled(c, row(c, m, q), phase));
+                 m = with_column(c, m, q, scaled(c, column(c, m, q), back));
+                 vec = with_column(c, vec, q, scaled(c, column(c, vec, q), back));
+                 pq = magnitude(c, pq);
+               }
+               Value pp = real_part(c, entry(c, m, p, p)), qq = real_part(c, entry(c, m, q, q));
+               auto full = [&](double x) { return c.splat(c.constant(real, x), {batch}); };
                // Rotate unless the coupling is negligible against its diagonal.
                Value scale = c.unary("sqrt", c.unary("abs", c.binary("multiply", pp, qq)));
                Value small = c.compare(Compare::kLE, c.unary("abs", pq),
@@ -178,12 +235,8 @@ EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
                vec = with_column(c, with_column(c, vec, p, vp), q, vq);
                return std::make_pair(std::vector<Value>{m, vec}, c.unary("not", skip));
              });
-  // The diagonal, ascending, with the eigenvectors in the same order.
-  Value diag_mask = b.compare(Compare::kEQ, b.iota({ElementType::kS64, {batch, n, n}}, 1),
-                              b.iota({ElementType::kS64, {batch, n, n}}, 2));
-  Value diag = b.reduce(b.select(diag_mask, result[0], b.zeros(result[0].type)), b.constant(t, 0),
-                        {2}, "add");
-  auto [w, order] = sorted_with_order(b, diag, false);
+  // The (real) diagonal, ascending, with the eigenvectors in the same order.
+  auto [w, order] = sorted_with_order(b, real_part(b, diagonal(b, result[0])), false);
   Value vectors = gather_columns(b, result[1], order);
   return {b.reshape(w, shape.with({n})), b.reshape(vectors, shape.with({n, n}))};
 }
@@ -198,16 +251,27 @@ SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
   const bool wide = m < n;
   const int64_t rows = wide ? n : m, cols = wide ? m : n;
   Value w0 = b.reshape(wide ? adjoint(b, a) : a, {batch, rows, cols});
-  const double eps = epsilon(t);
+  const bool complex = hlo::is_complex(t);
+  const ElementType real = complex ? hlo::real_part_type(t) : t;
+  const double eps = epsilon(real);
   auto result =
       sweeps(b, {w0, identity(b, batch, cols, t)}, cols, batch,
              [&](Builder& c, const std::vector<Value>& v, Value p, Value q) {
                Value w = v[0], vec = v[1];
                Value wp = column(c, w, p), wq = column(c, w, q);
-               Value alpha = c.reduce(c.binary("multiply", wp, wp), c.constant(t, 0), {1}, "add");
-               Value beta = c.reduce(c.binary("multiply", wq, wq), c.constant(t, 0), {1}, "add");
-               Value gamma = c.reduce(c.binary("multiply", wp, wq), c.constant(t, 0), {1}, "add");
-               auto fullv = [&](double x) { return c.splat(c.constant(t, x), {batch}); };
+               Value alpha = c.reduce(abs_squared(c, wp), c.constant(real, 0), {1}, "add");
+               Value beta = c.reduce(abs_squared(c, wq), c.constant(real, 0), {1}, "add");
+               Value gamma = c.reduce(c.binary("multiply", complex ? c.conj(wp) : wp, wq),
+                                      c.constant(t, 0), {1}, "add");
+               if (complex) {
+                 // Column q scaled by a unit phase makes the correlation
+                 // real, |gamma|; a real rotation then zeroes it.
+                 Value back = c.conj(unit_phase(c, gamma));
+                 wq = scaled(c, wq, back);
+                 vec = with_column(c, vec, q, scaled(c, column(c, vec, q), back));
+                 gamma = magnitude(c, gamma);
+               }
+               auto fullv = [&](double x) { return c.splat(c.constant(real, x), {batch}); };
                Value scale = c.unary("sqrt", c.binary("multiply", alpha, beta));
                Value small = c.compare(Compare::kLE, c.unary("abs", gamma),
                                        c.binary("multiply", fullv(eps), scale));
@@ -220,24 +284,18 @@ SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
                return std::make_pair(std::vector<Value>{w, vec}, c.unary("not", skip));
              });
   Value w = result[0];
-  Value norms = b.unary("sqrt", b.reduce(b.binary("multiply", w, w), b.constant(t, 0), {1}, "add"));
+  Value norms = b.unary("sqrt", b.reduce(abs_squared(b, w), b.constant(real, 0), {1}, "add"));
   auto [s, order] = sorted_with_order(b, norms, true);
   SvdResult out{Value{}, b.reshape(s, shape.with({cols})), Value{}};
   if (!vectors) return out;
   // The left vectors: the sorted columns, normalized by a QR (which also
   // completes them where a singular value is 0, and to a square basis for
-  // full matrices), each column's sign set so it is w_j / s_j.
+  // full matrices), each column's sign (phase) set so it is w_j / s_j.
   Value ws = gather_columns(b, w, order);
   Value vs = gather_columns(b, result[1], order);
   const int64_t q_cols = full ? rows : cols;
   QrResult qr = householder_qr(b, ws, q_cols, cols);
-  Value rdiag_mask = b.compare(Compare::kEQ, b.iota({ElementType::kS64, {batch, cols, cols}}, 1),
-                               b.iota({ElementType::kS64, {batch, cols, cols}}, 2));
-  Value rdiag =
-      b.reduce(b.select(rdiag_mask, qr.r, b.zeros(qr.r.type)), b.constant(t, 0), {2}, "add");
-  Value sign =
-      b.select(b.compare(Compare::kLT, rdiag, b.zeros(rdiag.type)),
-               b.splat(b.constant(t, -1), {batch, cols}), b.splat(b.constant(t, 1), {batch, cols}));
+  Value sign = unit_phase(b, diagonal(b, qr.r));
   // Columns past the first `cols` (full matrices) keep their sign.
   Value sign_q = sign;
   if (q_cols > cols) {

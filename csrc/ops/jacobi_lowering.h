@@ -1,9 +1,11 @@
-// Symmetric eigendecomposition and SVD of batches of real matrices by
-// Jacobi rotations, on the device: cyclic sweeps over every index pair
-// until the off-diagonal part (eigh) or the columns' correlations (SVD, the
-// one-sided method) fall under the dtype's epsilon. Jacobi is accurate to
-// the last bits for small singular values and eigenvalues, and every step
-// is a few vector updates, which suits matrices up to a few hundred rows.
+// Symmetric (Hermitian) eigendecomposition and SVD of batches of real or
+// complex matrices by Jacobi rotations, on the device: cyclic sweeps over
+// every index pair until the off-diagonal part (eigh) or the columns'
+// correlations (SVD, the one-sided method) fall under the dtype's epsilon.
+// For complex matrices each pair's coupling is first made real by a unitary
+// diagonal scaling, and the rotation stays real. Jacobi is accurate to the
+// last bits for small singular values and eigenvalues, and every step is a
+// few vector updates, which suits matrices up to a few hundred rows.
 #pragma once
 
 #include "hlo/builder.h"

@@ -255,19 +255,18 @@ Value lu_solve(Builder& b, Value lu, Value pivots, Value rhs, bool adjoint_a) {
   return b.reshape(x, dims);
 }
 
-namespace {
-
-// x * y for a complex or real y that is real-valued in meaning (a norm).
-Value real_to(Builder& b, Value x, ElementType t) {
-  return hlo::is_complex(t) ? b.convert(x, t) : x;
-}
-
-// |x|^2 elementwise, in the real type.
 Value abs_squared(Builder& b, Value x) {
   if (!hlo::is_complex(x.type.element)) return b.binary("multiply", x, x);
   const TensorType part{hlo::real_part_type(x.type.element), x.type.dims};
   Value re = b.op("stablehlo.real", {x}, part), im = b.op("stablehlo.imag", {x}, part);
   return b.binary("add", b.binary("multiply", re, re), b.binary("multiply", im, im));
+}
+
+namespace {
+
+// x * y for a complex or real y that is real-valued in meaning (a norm).
+Value real_to(Builder& b, Value x, ElementType t) {
+  return hlo::is_complex(t) ? b.convert(x, t) : x;
 }
 
 // Reflector j's vector (1 at row j, the stored part below it, 0 above) from

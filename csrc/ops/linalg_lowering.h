@@ -28,6 +28,9 @@ hlo::Value triangle(hlo::Builder& b, hlo::Value x, bool lower, int64_t diagonal 
 // The conjugate transpose of a batch of matrices (the transpose for reals).
 hlo::Value adjoint(hlo::Builder& b, hlo::Value x);
 
+// |x|^2 elementwise, in the real type (x's for a real x).
+hlo::Value abs_squared(hlo::Builder& b, hlo::Value x);
+
 // Solves op(a) x = rhs (left) or x op(a) = rhs (!left) for x, where `a` is
 // triangular (only its `lower` or upper triangle is read; its diagonal is
 // taken as ones when `unit_diagonal`) and op is the identity, or the
