@@ -45,6 +45,42 @@ def test_device_module_basics():
         assert torch.tpu.current_device() == 0
 
 
+def test_memory_api_as_torch_cuda():
+    """The torch.cuda memory calls training scripts use, under torch.tpu."""
+    torch.tpu.init()
+    torch.tpu.reset_peak_memory_stats()
+    x = torch.ones(1000, device="tpu")
+    nested = torch.tpu.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["all"]["current"] == torch.tpu.memory_allocated() >= 4000
+    summary = torch.tpu.memory_summary()
+    assert "tpu memory summary, device ID 0" in summary and "Allocated memory" in summary
+    with pytest.warns(FutureWarning, match="renamed to torch.tpu.memory_reserved"):
+        assert torch.tpu.memory_cached() == torch.tpu.memory_reserved()
+    with pytest.warns(FutureWarning, match="resets /all/ peak memory stats"):
+        torch.tpu.reset_max_memory_allocated()
+    assert torch.tpu.OutOfMemoryError is torch.cuda.OutOfMemoryError
+    del x
+
+
+def test_per_process_memory_fraction():
+    assert torch.tpu.get_per_process_memory_fraction() == 1.0
+    total = torch.tpu.get_device_properties().total_memory
+    try:
+        torch.tpu.set_per_process_memory_fraction(1e-6)
+        assert torch.tpu.get_per_process_memory_fraction() == 1e-6
+        with pytest.raises(torch.tpu.OutOfMemoryError, match="allowed to this process"):
+            torch.empty(total // 10**5, dtype=torch.uint8, device="tpu")
+    finally:
+        torch.tpu.set_per_process_memory_fraction(1.0)
+    assert torch.empty(total // 10**5, dtype=torch.uint8, device="tpu").numel() > 0
+    # the device's own size is unchanged by the fraction
+    assert torch.tpu.mem_get_info()[1] == total
+    with pytest.raises(ValueError, match="Allowed range: 0~1"):
+        torch.tpu.set_per_process_memory_fraction(1.5)
+    with pytest.raises(TypeError, match="must be `float`"):
+        torch.tpu.set_per_process_memory_fraction(1)
+
+
 def test_accelerator_reports_tpu():
     assert torch.accelerator.is_available()
     assert torch.accelerator.current_accelerator().type == "tpu"

@@ -161,6 +161,105 @@ def empty_cache() -> None:
     """Nothing is cached between PyTorch and PJRT; kept for API parity."""
 
 
+# What an allocation past the device's memory (or this process's fraction of
+# it) raises: the class torch.cuda.OutOfMemoryError also names.
+OutOfMemoryError = torch.OutOfMemoryError
+
+
+def init() -> None:
+    """Starts the runtime now (it otherwise starts at the first tpu use)."""
+    _lazy_init()
+
+
+def set_per_process_memory_fraction(fraction: float, device: _DeviceLike = None) -> None:
+    """Caps what this process may allocate on the device at `fraction` of
+    its memory; an allocation past it raises OutOfMemoryError."""
+    index = _check_index(_index(device))
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._set_memory_fraction(index, fraction)
+
+
+def get_per_process_memory_fraction(device: _DeviceLike = None) -> float:
+    return _C._memory_fraction(_check_index(_index(device)))
+
+
+def memory_stats_as_nested_dict(device: _DeviceLike = None) -> dict:
+    """memory_stats() with its dotted keys as nested dicts."""
+    nested: dict = {}
+    for key, value in memory_stats(device).items():
+        node = nested
+        *path, leaf = key.split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
+
+
+def _format_size(n: int) -> str:
+    for unit in ("B  ", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:6d} {unit}" if unit == "B  " else f"{n:6.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str:
+    """A table of the device's memory statistics (current, peak, allocated
+    and freed in total), as torch.cuda.memory_summary prints them. Every
+    storage is one PJRT buffer (no caching layer), so allocated, active and
+    reserved memory agree; `abbreviated` is accepted for parity."""
+    index = _check_index(_index(device))
+    stats = memory_stats(index)
+    rows = [("Allocated memory", "allocated_bytes", True),
+            ("Active memory", "active_bytes", True),
+            ("Requested memory", "requested_bytes", True),
+            ("Reserved memory", "reserved_bytes", True),
+            ("Allocations", "allocation", False),
+            ("Active allocs", "active", False)]
+    width = 78
+    lines = ["=" * width,
+             f" tpu memory summary, device ID {index} ".center(width),
+             f"   fraction of the device's memory allowed: "
+             f"{get_per_process_memory_fraction(index):g}; out-of-memory errors: "
+             f"{stats.get('num_ooms', 0)}",
+             "-" * width,
+             f"{'Metric':<20}| {'Cur Usage':>12} | {'Peak Usage':>12} | {'Tot Alloc':>12} | "
+             f"{'Tot Freed':>12}",
+             "-" * width]
+    for name, key, is_bytes in rows:
+        fmt = _format_size if is_bytes else (lambda n: f"{n:10d}")
+        values = [stats.get(f"{key}.all.{field}", 0)
+                  for field in ("current", "peak", "allocated", "freed")]
+        lines.append(f"{name:<20}| " + " | ".join(f"{fmt(v):>12}" for v in values))
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
+
+
+def _deprecated(old: str, new, message: str):
+    def alias(device: _DeviceLike = None):
+        import warnings
+        warnings.warn(f"torch.tpu.{old} {message}", FutureWarning, stacklevel=2)
+        return new(device)
+    alias.__name__ = old
+    alias.__doc__ = f"Deprecated (as in torch.cuda): {message}."
+    return alias
+
+
+memory_cached = _deprecated("memory_cached", memory_reserved,
+                            "has been renamed to torch.tpu.memory_reserved")
+max_memory_cached = _deprecated("max_memory_cached", max_memory_reserved,
+                                "has been renamed to torch.tpu.max_memory_reserved")
+reset_max_memory_allocated = _deprecated(
+    "reset_max_memory_allocated", reset_peak_memory_stats,
+    "now calls torch.tpu.reset_peak_memory_stats, which resets /all/ peak memory stats.")
+reset_max_memory_cached = _deprecated(
+    "reset_max_memory_cached", reset_peak_memory_stats,
+    "now calls torch.tpu.reset_peak_memory_stats, which resets /all/ peak memory stats.")
+
+
 # Random number generation: one default generator per device.
 
 def default_generator(device: _DeviceLike = None) -> torch.Generator:

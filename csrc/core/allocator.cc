@@ -89,10 +89,15 @@ c10::DataPtr TpuAllocator::allocate_on(size_t nbytes, int device_index) {
   const int64_t allocated = c.allocated_bytes[kAggregate].current;
   if (allocated + static_cast<int64_t>(nbytes) > limit) {
     c.num_ooms++;
+    const int64_t capacity = runtime.memory_capacity(device_index);
     TORCH_CHECK_WITH(OutOfMemoryError, false, "tpu out of memory. Tried to allocate ",
                      format_bytes(static_cast<int64_t>(nbytes)), " (tpu ", device_index, "; ",
-                     format_bytes(limit), " total capacity; ", format_bytes(allocated),
-                     " already allocated)");
+                     format_bytes(capacity), " total capacity; ",
+                     limit < capacity ? format_bytes(limit) +
+                                            " allowed to this process by "
+                                            "set_per_process_memory_fraction; "
+                                      : std::string(),
+                     format_bytes(allocated), " already allocated)");
   }
   // The address space remembers each range's storage (for find()).
   auto storage = std::make_unique<DeviceStorage>(nbytes, device_index);
@@ -146,7 +151,7 @@ void TpuAllocator::resetPeakStats(c10::DeviceIndex device) {
 }
 
 std::pair<size_t, size_t> TpuAllocator::getMemoryInfo(c10::DeviceIndex device) {
-  const auto total = static_cast<size_t>(Runtime::get().memory_limit(device));
+  const auto total = static_cast<size_t>(Runtime::get().memory_capacity(device));
   std::lock_guard<std::mutex> lock(stats_mutex());
   const auto used = static_cast<size_t>(counters()[device].allocated_bytes[kAggregate].current);
   return {used < total ? total - used : 0, total};

@@ -121,8 +121,10 @@ Runtime::Runtime() {
       const int64_t limit =
           known ? stats.bytes_limit
                 : static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
-      memory_limits_.push_back(cap > 0 ? std::min(cap, limit) : limit);
+      memory_capacities_.push_back(cap > 0 ? std::min(cap, limit) : limit);
     }
+    memory_fractions_ = std::make_unique<std::atomic<double>[]>(memory_capacities_.size());
+    for (size_t i = 0; i < memory_capacities_.size(); ++i) memory_fractions_[i].store(1.0);
   } catch (const pjrt::Error& e) {
     TORCH_CHECK(false, "tpu: cannot initialize the PJRT runtime: ", e.what());
   }
@@ -135,9 +137,26 @@ const pjrt::DeviceInfo& Runtime::device(int index) const {
   return client_->devices()[index];
 }
 
-int64_t Runtime::memory_limit(int index) const {
+int64_t Runtime::memory_capacity(int index) const {
   (void)device(index);  // validates the index
-  return memory_limits_[index];
+  return memory_capacities_[index];
+}
+
+int64_t Runtime::memory_limit(int index) const {
+  const int64_t capacity = memory_capacity(index);
+  const double fraction = memory_fractions_[index].load(std::memory_order_relaxed);
+  return fraction >= 1.0 ? capacity
+                         : static_cast<int64_t>(fraction * static_cast<double>(capacity));
+}
+
+double Runtime::memory_fraction(int index) const {
+  (void)device(index);
+  return memory_fractions_[index].load(std::memory_order_relaxed);
+}
+
+void Runtime::set_memory_fraction(int index, double fraction) {
+  (void)device(index);
+  memory_fractions_[index].store(fraction, std::memory_order_relaxed);
 }
 
 }  // namespace torch_tpu

@@ -1,6 +1,7 @@
 // The process's one PJRT client, created lazily on first use.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,9 +38,15 @@ class Runtime {
   const pjrt::DeviceInfo& device(int index) const;
   const std::string& plugin_path() const { return plugin_path_; }
   const std::string& plugin_reason() const { return plugin_reason_; }
-  // Bytes of device memory the allocator may hand out (queried once per
-  // device at start-up: every allocation checks it).
+  // Bytes of device memory (queried once per device at start-up; capped by
+  // TORCH_TPU_MEMORY_LIMIT_BYTES).
+  int64_t memory_capacity(int index) const;
+  // Bytes the allocator may hand out (every allocation checks it): the
+  // capacity times this process's fraction of it (1 unless
+  // torch.tpu.set_per_process_memory_fraction changed it).
   int64_t memory_limit(int index) const;
+  double memory_fraction(int index) const;
+  void set_memory_fraction(int index, double fraction);  // validated by the caller
   // True where device buffers live in this process's host memory (the CPU
   // plugin): transfers then are one host copy (a zero-copy upload of a
   // fresh host copy; a download read straight from the buffer's memory).
@@ -48,7 +55,8 @@ class Runtime {
  private:
   Runtime();
   std::shared_ptr<pjrt::Client> client_;
-  std::vector<int64_t> memory_limits_;
+  std::vector<int64_t> memory_capacities_;
+  std::unique_ptr<std::atomic<double>[]> memory_fractions_;
   std::string plugin_path_;
   std::string plugin_reason_;
   bool device_memory_is_host_ = false;

@@ -49,7 +49,7 @@ pybind11::dict device_properties(int index) {
     d["total_memory"] = stats.bytes_limit;
     d["memory_reported_by_plugin"] = true;
   } else {
-    d["total_memory"] = runtime.memory_limit(index);
+    d["total_memory"] = runtime.memory_capacity(index);
     d["memory_reported_by_plugin"] = false;
   }
   return d;
@@ -138,6 +138,9 @@ PYBIND11_MODULE(_C, m) {
     synchronize_device(index < 0 ? current_device_index() : index);
   });
   m.def("_device_properties", &device_properties);
+  m.def("_memory_fraction", [](int index) { return Runtime::get().memory_fraction(index); });
+  m.def("_set_memory_fraction",
+        [](int index, double fraction) { Runtime::get().set_memory_fraction(index, fraction); });
   m.def("_get_default_generator", [](int index) {
     return pybind11::reinterpret_steal<pybind11::object>(
         THPGenerator_initDefaultGenerator(default_generator(index)));
