@@ -8,6 +8,7 @@ and training (MLP, CNN, GPT; forward and backward compiled; a compiled
 optimizer step).
 """
 
+import copy
 import os
 import re
 import subprocess
@@ -55,6 +56,52 @@ def test_the_backend_comes_from_the_entry_point():
     names = {ep.name: ep.value for ep in entry_points(group="torch_dynamo_backends")}
     assert names.get("tpu") == "torch_tpu.compiler:tpu_backend"
     assert "tpu" in torch._dynamo.list_backends()
+
+
+def test_default_backend_runs_tpu_graphs_through_the_tpu_backend():
+    """torch.compile(model) with no backend, as CUDA code writes it: Inductor
+    would compile a tpu graph to Pallas TPU kernels (which need a TPU chip),
+    so the graph goes to the tpu backend: one program, replayed."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    tpu_model = torch.compile(copy.deepcopy(model).to(DEV))
+    x = torch.randn(5, 8)
+    tx = x.to(DEV).requires_grad_()
+    out, delta = _delta(lambda: tpu_model(tx))
+    assert delta["graphs_captured"] >= 1, delta
+    out.sum().backward()
+    cx = x.clone().requires_grad_()
+    model(cx).sum().backward()
+    torch.testing.assert_close(out.detach().cpu(), model(x), atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(tx.grad.cpu(), cx.grad, atol=1e-6, rtol=1e-6)
+    # tpu tensors made inside the graph, with no tensor input, route too
+    make = torch.compile(lambda: torch.arange(4.0, device=DEV) * 2)
+    assert make().device.type == DEV and make().cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_default_backend_keeps_cpu_graphs_on_inductor(monkeypatch):
+    from torch_tpu import _inductor_routing
+
+    seen = []
+    original = _inductor_routing.involves_tpu
+    monkeypatch.setattr(_inductor_routing, "involves_tpu",
+                        lambda gm, inputs: seen.append(original(gm, inputs)) or seen[-1])
+    f = torch.compile(lambda x: x.sin() + 1)
+    out, delta = _delta(lambda: f(torch.ones(3)))
+    torch.testing.assert_close(out, torch.ones(3).sin() + 1)
+    assert seen == [False]  # asked, and left to Inductor
+    assert delta["graphs_captured"] == 0 and delta["executions"] == 0, delta
+
+
+def test_inductor_on_a_tpu_graph_says_what_to_use():
+    code = ("import torch, torch_tpu\n"
+            "f = torch.compile(lambda x: x.sin() + 1)\n"
+            "f(torch.ones(3, device='tpu'))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, TORCH_TPU_INDUCTOR_ROUTING="0"))
+    assert r.returncode != 0
+    assert "NotImplementedError: Inductor compiled a tpu graph to Pallas TPU kernels" in r.stderr
+    assert "backend='tpu'" in r.stderr
 
 
 def test_a_graph_is_one_program_and_later_calls_replay_it_without_dispatch():

@@ -45,6 +45,7 @@ from . import cache  # noqa: E402
 from . import _autograd_exit  # noqa: E402
 from . import _transformer_fast_path  # noqa: E402, F401
 from . import _attention  # noqa: E402, F401
+from . import _inductor_routing  # noqa: E402
 from . import distributed  # noqa: E402
 from . import shape_buckets  # noqa: E402
 from .modes import eager_mode, get_eager_mode, set_eager_mode  # noqa: E402
@@ -58,6 +59,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
 # (the policy itself is registered in C++: csrc/device/autocast.cc).
 torch.set_autocast_dtype("tpu", torch.bfloat16)
 _autograd_exit.install()
+_inductor_routing.install()
 
 __all__ = ["device_module", "debug", "cache", "distributed", "eager_mode", "get_eager_mode", "set_eager_mode",
            "shape_buckets", "set_shape_buckets"]

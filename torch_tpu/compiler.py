@@ -1,7 +1,8 @@
 """`torch.compile(backend="tpu")`: the Dynamo backend.
 
 PyTorch finds it through this package's `torch_dynamo_backends` entry point
-(pyproject.toml); nothing here patches `torch.compile`.
+(pyproject.toml). `torch.compile(model)` with the default backend hands the
+graphs that involve tpu tensors to it too (_inductor_routing.py).
 
 AOTAutograd splits what Dynamo captured into a forward and a backward ATen
 graph (functionalized; an inference graph's input mutations stay inside it

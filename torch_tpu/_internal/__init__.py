@@ -1,0 +1,1 @@
+"""Names PyTorch itself looks up in the tpu backend's package."""
