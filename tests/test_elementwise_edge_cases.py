@@ -357,3 +357,45 @@ def test_frexp_reads_the_bits_like_cpu(dtype):
     assert torch.equal(e_tpu.cpu(), e_cpu) and e_tpu.dtype == torch.int32
     cpu, tpu = both(lambda d: torch.frexp(torch.tensor([1, 2], device=d)))
     assert type(cpu) is type(tpu) is RuntimeError and "only supports floating-point" in str(tpu)
+
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials_like_cpu(name):
+    """Every x and n case CPU's kernels tell apart: negative, fractional,
+    NaN and infinite degrees, the interval's ends (0 and 1 for the shifted
+    forms), the closed forms past degree 4/6/8 inside it, the recurrence
+    outside it (to overflow), Hermite's degree limit; both float types."""
+    f = getattr(torch.special, name)
+    xs = [-2.0, -1.0, -0.999, -0.7, 0.0, 1e-20, 0.25, 0.5, 0.999, 1.0, 1.5, 3.0,
+          math.nan, math.inf, -math.inf]
+    ns = [-3.0, -0.5, 0.0, 0.7, 1.0, 2.0, 3.0, 5.0, 6.0, 7.0, 9.0, 30.0, 200.0, 600.0,
+          math.nan, math.inf]
+    for dtype, rtol in ((torch.float32, 2e-4), (torch.float64, 1e-10)):
+        x = torch.tensor(xs, dtype=dtype).repeat_interleave(len(ns))
+        n = torch.tensor(ns, dtype=dtype).repeat(len(xs))
+        expected = f(x, n)
+        actual = f(x.to(DEV), n.to(DEV)).cpu()
+        # relative to max(|value|, 1): the closed forms at degree 600 lose
+        # digits on both devices
+        torch.testing.assert_close(actual / expected.abs().clamp(min=1),
+                                   expected / expected.abs().clamp(min=1),
+                                   rtol=0, atol=rtol, equal_nan=True)
+        assert torch.equal(actual.isinf(), expected.isinf())
+    # integer arguments compute in float, a Python number is either operand, out=
+    ints = (torch.tensor([2, 3, 0]), torch.tensor([2, 3, 4]))
+    assert torch.equal(f(*(t.to(DEV) for t in ints)).cpu(), f(*ints))
+    t = torch.tensor([0.25, 0.75])
+    torch.testing.assert_close(f(t.to(DEV), 3).cpu(), f(t, 3))
+    torch.testing.assert_close(f(0.5, t.to(DEV) * 4).cpu(), f(0.5, t * 4))
+    out = torch.empty(2, dtype=torch.float64, device=DEV)
+    f(t.double().to(DEV), torch.tensor([3.0, 4.0], dtype=torch.float64, device=DEV), out=out)
+    torch.testing.assert_close(out.cpu(), f(t.double(), torch.tensor([3.0, 4.0], dtype=torch.float64)))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        f(torch.ones(2, dtype=torch.half, device=DEV), torch.ones(2, dtype=torch.half, device=DEV))

@@ -28,6 +28,7 @@
 #include "ops/expanded_writes.h"
 #include "ops/hurwitz_zeta.h"
 #include "ops/incomplete_gamma.h"
+#include "ops/orthogonal_polynomials.h"
 #include "ops/out_checks.h"
 #include "ops/overload_names.h"
 #include "ops/result_layout.h"
@@ -600,7 +601,7 @@ void reject_kernel_dtypes(const KernelDtypeRule& rule, at::ScalarType compute,
 const std::unordered_map<std::string, ElementwiseDef>& table() {
   using R = ResultDtype;
   using C = hlo::Compare;
-  static const auto* defs = new std::unordered_map<std::string, ElementwiseDef>{
+  static auto* const defs = new std::unordered_map<std::string, ElementwiseDef>{
       // Unary, dtype-preserving.
       {"abs", {R::kPromoted, [](Builder& b, const Inputs& in) {
          Value x = in["self"];
@@ -1001,6 +1002,15 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          Value step = b.convert(b.compare(C::kGT, x, b.zeros(x.type)), x.type.element);
          return b.select(b.compare(C::kEQ, x, b.zeros(x.type)), v, step); }}},
   };
+  static const bool polynomials_added = [] {
+    for (const auto& name : orthogonal_polynomial_ops()) {
+      (*defs)[name] = {R::kFloat, [name](Builder& b, const Inputs& in) {
+                         return orthogonal_polynomial(b, name, in["x"], in["n"]);
+                       }};
+    }
+    return true;
+  }();
+  (void)polynomials_added;
   return *defs;
 }
 
@@ -1108,6 +1118,12 @@ std::vector<std::string> overloads() {
         }
         names.push_back(name);
       }
+    }
+  }
+  for (const auto& name : orthogonal_polynomial_ops()) {
+    for (const char* suffix :
+         {"", ".x_scalar", ".n_scalar", ".out", ".x_scalar_out", ".n_scalar_out"}) {
+      names.push_back(name + suffix);
     }
   }
   for (const char* extra :

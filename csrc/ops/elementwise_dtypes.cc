@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ops/orthogonal_polynomials.h"
+
 namespace torch_tpu::ops {
 
 DtypeClass dtype_class(c10::ScalarType dtype) {
@@ -26,7 +28,7 @@ constexpr uint8_t B = kBoolClass, I = kIntegerClass, W = kFloatClass, F = kFloat
 // promotion, before integers are promoted to float for ops such as sqrt).
 // Ops not listed take every dtype.
 const std::unordered_map<std::string, DtypeRule>& rules() {
-  static const auto* table = new std::unordered_map<std::string, DtypeRule>{
+  static auto* const table = new std::unordered_map<std::string, DtypeRule>{
       {"abs", {I | F | C}},
       {"neg",
        {I | F | C, B,
@@ -110,6 +112,11 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"threshold", {I | F}},
       {"heaviside", {B | I | F, C, "heaviside is not yet implemented for complex tensors."}},
   };
+  static const bool polynomials_added = [] {
+    for (const auto& name : orthogonal_polynomial_ops()) (*table)[name] = {B | I | W};
+    return true;
+  }();
+  (void)polynomials_added;
   return *table;
 }
 
