@@ -399,3 +399,40 @@ def test_orthogonal_polynomials_like_cpu(name):
     torch.testing.assert_close(out.cpu(), f(t.double(), torch.tensor([3.0, 4.0], dtype=torch.float64)))
     with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
         f(torch.ones(2, dtype=torch.half, device=DEV), torch.ones(2, dtype=torch.half, device=DEV))
+
+
+GAUSSIAN_ARGS = {
+    "erfcx": [-1e300, -40, -26.8, -26.5, -10, -5.01, -5, -4.99, -1, -0.5, -1e-10, 0, 1e-10, 0.5,
+              1, 2, 4.99, 5, 5.01, 10, 26, 27, 40, 1e5, 1e10, 1e150, 1e300, math.inf, -math.inf,
+              math.nan],
+    "ndtri": [0, 1e-300, 1e-200, 1e-20, 1e-11, 1e-9, 1e-5, 0.01, 0.1, 0.25, 0.4, 0.5, 0.6, 0.9,
+              0.99, 1 - 1e-9, 1 - 1e-15, 1, -0.1, 1.1, -math.inf, math.nan],
+}
+GAUSSIAN_ARGS["log_ndtr"] = GAUSSIAN_ARGS["erfcx"]
+
+
+@pytest.mark.parametrize("name", sorted(GAUSSIAN_ARGS))
+def test_gaussian_tail_functions_like_cpu(name):
+    """erfcx, log_ndtr and ndtri deep into both tails (where exp(x^2),
+    erfc and 2p - 1 under- or overflow), at their poles and outside their
+    domains; integer inputs compute in float32; half types are refused."""
+    f = getattr(torch.special, name)
+    for dtype, rtol in ((torch.float64, 1e-12), (torch.float32, 2e-6)):
+        x = torch.tensor(GAUSSIAN_ARGS[name], dtype=dtype)
+        # (the CPU plugin flushes float32 subnormals: 1e-40 would be 0)
+        expected, actual = f(x), f(x.to(DEV)).cpu()
+        assert actual.dtype == dtype
+        torch.testing.assert_close(actual, expected, rtol=rtol, atol=0, equal_nan=True)
+    ints = torch.tensor([-3, 0, 1, 2])
+    torch.testing.assert_close(f(ints.to(DEV)).cpu(), f(ints), equal_nan=True)
+    # PyTorch's derivative formulas over these values
+    x = torch.tensor([0.01, 0.3, 0.7, 0.95] if name == "ndtri" else [-6.0, -0.5, 0.5, 3.0],
+                     dtype=torch.float64)
+    grads = []
+    for device in ("cpu", DEV):
+        leaf = x.to(device, copy=True).requires_grad_()
+        f(leaf).sum().backward()
+        grads.append(leaf.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-12, atol=0)
+    with pytest.raises(NotImplementedError, match="not implemented for 'BFloat16'"):
+        f(torch.ones(2, dtype=torch.bfloat16, device=DEV))

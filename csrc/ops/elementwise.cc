@@ -28,6 +28,7 @@
 #include "ops/expanded_writes.h"
 #include "ops/hurwitz_zeta.h"
 #include "ops/incomplete_gamma.h"
+#include "ops/normal_tail_functions.h"
 #include "ops/orthogonal_polynomials.h"
 #include "ops/out_checks.h"
 #include "ops/overload_names.h"
@@ -990,6 +991,9 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
          r = b.select(b.compare(C::kEQ, x, zero), scalar_like(b, in, 1.0), r);
          Value inf = b.compare(C::kEQ, b.unary("abs", x), scalar_like(b, in, INFINITY));
          return b.select(inf, zero, r); }}},
+      {"special_erfcx", {R::kFloat, [](Builder& b, const Inputs& in) { return erfcx(b, in["self"]); }}},
+      {"special_log_ndtr", {R::kFloat, [](Builder& b, const Inputs& in) { return log_ndtr(b, in["self"]); }}},
+      {"special_ndtri", {R::kFloat, [](Builder& b, const Inputs& in) { return ndtri(b, in["self"]); }}},
       {"special_zeta", {R::kFloat, [](Builder& b, const Inputs& in) {
          return hurwitz_zeta(b, in["self"], in["other"]); }}},
       {"special_i1", {R::kFloat, [](Builder& b, const Inputs& in) {
@@ -1166,11 +1170,13 @@ std::vector<std::string> overloads() {
         "special_spherical_bessel_j0", "special_spherical_bessel_j0.out", "special_xlog1py",
         "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_xlog1py.out",
         "special_xlog1py.self_scalar_out", "special_xlog1py.other_scalar_out", "special_zeta",
-        "special_zeta.self_scalar", "special_zeta.other_scalar", "special_zeta.out",
-        "special_zeta.self_scalar_out", "special_zeta.other_scalar_out", "heaviside", "heaviside_",
-        "heaviside.out", "softshrink", "softshrink.out", "hardshrink", "hardshrink.out",
-        "softshrink_backward", "softshrink_backward.grad_input", "hardshrink_backward",
-        "hardshrink_backward.grad_input", "_prelu_kernel"}) {
+        "special_erfcx", "special_erfcx.out", "special_log_ndtr", "special_log_ndtr.out",
+        "special_ndtri", "special_ndtri.out", "special_zeta.self_scalar",
+        "special_zeta.other_scalar", "special_zeta.out", "special_zeta.self_scalar_out",
+        "special_zeta.other_scalar_out", "heaviside", "heaviside_", "heaviside.out", "softshrink",
+        "softshrink.out", "hardshrink", "hardshrink.out", "softshrink_backward",
+        "softshrink_backward.grad_input", "hardshrink_backward", "hardshrink_backward.grad_input",
+        "_prelu_kernel"}) {
     names.push_back(extra);
   }
   return names;

@@ -109,6 +109,9 @@ const std::unordered_map<std::string, DtypeRule>& rules() {
       {"special_spherical_bessel_j0", {B | I | W}},
       {"special_xlog1py", {B | I | F}},
       {"special_zeta", {B | I | W}},
+      {"special_erfcx", {B | I | W}},
+      {"special_log_ndtr", {B | I | W}},
+      {"special_ndtri", {B | I | W}},
       {"threshold", {I | F}},
       {"heaviside", {B | I | F, C, "heaviside is not yet implemented for complex tensors."}},
   };
