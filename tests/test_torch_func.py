@@ -1,8 +1,11 @@
-"""torch.func and forward-mode AD on tpu, against the same calls on CPU.
+"""Higher-order autograd on tpu, against the same calls on CPU: torch.func,
+forward-mode AD and double backward.
 
 Per-sample gradients, model ensembles, Jacobians and Hessians are written
 with torch.func; forward-mode AD (jvp, jacfwd, hessian) makes its known-zero
 tangents with aten::_efficientzerotensor, which tpu had no kernel for.
+Gradient penalties (WGAN-GP) and second-order meta-learning (MAML)
+differentiate through backward graphs (create_graph=True).
 """
 
 import copy
@@ -23,6 +26,8 @@ from torch.func import (
 )
 
 import torch_tpu  # noqa: F401
+
+DEV = "tpu"
 
 torch.manual_seed(0)
 X = torch.randn(4, 5)
@@ -209,3 +214,70 @@ def test_zero_tensor_reaching_a_kernel_is_an_error():
             z.exp()
         with pytest.raises(RuntimeError, match="add_.Tensor: got a ZeroTensor"):
             torch.ones(2, 3, device="tpu").add_(z)
+
+
+def assert_grads_match(cpu_grads, tpu_grads):
+    """Every gradient (None where CPU's is None), within 1e-5 of the largest
+    (a bias ahead of a batch norm has a gradient of rounding noise only)."""
+    assert [g is None for g in tpu_grads] == [g is None for g in cpu_grads]
+    scale = max(float(g.abs().max()) for g in cpu_grads if g is not None)
+    for t, c in zip(tpu_grads, cpu_grads):
+        if c is not None:
+            assert t.device.type == DEV
+            torch.testing.assert_close(t.cpu(), c, atol=1e-5 * scale, rtol=1e-4)
+
+
+class SelfAttention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        self.norm = torch.nn.LayerNorm(8)
+        self.out = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        y, _ = self.attention(x, x, x, need_weights=True)
+        return self.out(torch.nn.functional.gelu(self.norm(x + y)))
+
+
+GP_MODELS = {
+    "conv_leaky_relu_pool": (lambda: torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.LeakyReLU(0.2), torch.nn.MaxPool2d(2),
+        torch.nn.AvgPool2d(2), torch.nn.Flatten(), torch.nn.Linear(16, 1)), (2, 3, 8, 8)),
+    "norms_and_activations": (lambda: torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.SiLU(), torch.nn.GroupNorm(2, 4),
+        torch.nn.Mish(), torch.nn.ConvTranspose2d(4, 2, 3, stride=2), torch.nn.InstanceNorm2d(2),
+        torch.nn.Tanh(), torch.nn.Flatten(), torch.nn.Linear(2 * 9 * 9, 1)), (2, 3, 6, 6)),
+    # (need_weights: the math attention, which CPU can differentiate twice)
+    "attention": (lambda: SelfAttention(), (2, 5, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GP_MODELS))
+def test_gradient_penalty_double_backward(name):
+    make, shape = GP_MODELS[name]
+    results = []
+    for device in ("cpu", DEV):
+        torch.manual_seed(0)
+        model = make().to(device)
+        x = torch.randn(*shape).to(device).requires_grad_()
+        (g,) = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+        penalty = (g.flatten(1).norm(dim=1) - 1).pow(2).mean()
+        penalty.backward()
+        results.append([p.grad for p in model.parameters()] + [x.grad])
+    assert_grads_match(*results)
+
+
+def test_maml_second_order():
+    results = []
+    for device in ("cpu", DEV):
+        torch.manual_seed(0)
+        model = small_model().to(device)
+        x, y = torch.randn(6, 5).to(device), torch.tensor([0, 1, 1, 0, 1, 0], device=device)
+        params = dict(model.named_parameters())
+        for _ in range(2):  # two inner steps, each differentiated through
+            loss = F.cross_entropy(functional_call(model, params, (x,)), y)
+            grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
+            params = {k: v - 0.5 * g for (k, v), g in zip(params.items(), grads)}
+        F.cross_entropy(functional_call(model, params, (x,)), y).backward()
+        results.append([p.grad for p in model.parameters()])
+    assert_grads_match(*results)
