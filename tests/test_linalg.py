@@ -335,6 +335,27 @@ def test_svd_matches_cpu(dtype):
             torch.linalg.svd(torch.eye(2, device=device), driver="gesvd")
 
 
+@pytest.mark.parametrize("n", [5, 33, 64])
+def test_parallel_jacobi_sizes_like_cpu(n):
+    """Sizes past the small ones above, odd (a padding index the rounds
+    must never touch) and even: eigenvalues and singular values as CPU's,
+    vectors orthonormal and reconstructing the matrix."""
+    torch.manual_seed(n)
+    a = torch.randn(n, n, dtype=torch.float64)
+    sym = a + a.T
+    w, v = torch.linalg.eigh(sym.to(DEV))
+    torch.testing.assert_close(w.cpu(), torch.linalg.eigvalsh(sym), atol=1e-10, rtol=1e-10)
+    v = v.cpu()
+    torch.testing.assert_close(v @ torch.diag(w.cpu()) @ v.T, sym, atol=1e-10, rtol=0)
+    torch.testing.assert_close(v.T @ v, torch.eye(n, dtype=torch.float64), atol=1e-12, rtol=0)
+    tall = a[:, : n // 2 + 1]
+    u, s, vh = (t.cpu() for t in torch.linalg.svd(tall.to(DEV), full_matrices=False))
+    torch.testing.assert_close(s, torch.linalg.svdvals(tall), atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(u @ torch.diag(s) @ vh, tall, atol=1e-10, rtol=0)
+    torch.testing.assert_close(vh @ vh.T, torch.eye(vh.shape[0], dtype=torch.float64), atol=1e-12,
+                               rtol=0)
+
+
 def test_complex_decomposition_gradients():
     """PyTorch's eigh and SVD backward formulas on tpu's complex factors,
     through losses that do not depend on the vectors' phases."""

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "hlo/int_constants.h"
@@ -24,32 +25,6 @@ namespace {
 double epsilon(ElementType t) {
   return t == ElementType::kF64 ? std::numeric_limits<double>::epsilon()
                                 : static_cast<double>(std::numeric_limits<float>::epsilon());
-}
-
-// Column j of x [B, m, n] as [B, m], and x with it replaced.
-Value column(Builder& b, Value x, Value j) {
-  const int64_t batch = x.type.dims[0], m = x.type.dims[1];
-  Value zero = s64(b, 0);
-  return b.reshape(b.dynamic_slice(x, {zero, zero, j}, {batch, m, 1}), {batch, m});
-}
-Value with_column(Builder& b, Value x, Value j, Value v) {
-  const int64_t batch = x.type.dims[0], m = x.type.dims[1];
-  Value zero = s64(b, 0);
-  return b.dynamic_update_slice_at(x, b.reshape(v, {batch, m, 1}), {zero, zero, j});
-}
-Value row(Builder& b, Value x, Value i) {
-  const int64_t batch = x.type.dims[0], n = x.type.dims[2];
-  Value zero = s64(b, 0);
-  return b.reshape(b.dynamic_slice(x, {zero, i, zero}, {batch, 1, n}), {batch, n});
-}
-Value with_row(Builder& b, Value x, Value i, Value v) {
-  const int64_t batch = x.type.dims[0], n = x.type.dims[2];
-  Value zero = s64(b, 0);
-  return b.dynamic_update_slice_at(x, b.reshape(v, {batch, 1, n}), {zero, i, zero});
-}
-Value entry(Builder& b, Value x, Value i, Value j) {
-  const int64_t batch = x.type.dims[0];
-  return b.reshape(b.dynamic_slice(x, {s64(b, 0), i, j}, {batch, 1, 1}), {batch});
 }
 
 // The real part (x itself for a real type).
@@ -77,16 +52,13 @@ Value unit_phase(Builder& b, Value z) {
   return b.select(is_zero, one, b.binary("divide", z, b.select(is_zero, one, magnitude)));
 }
 
-// v [B, k] times a per-matrix factor f [B].
-Value scaled(Builder& b, Value v, Value f) {
-  return b.binary("multiply", v, b.broadcast_in_dim(f, v.type.dims, {0}));
-}
-
-// (c u - s v, s u + c v) for vectors u, v [B, k] and per-matrix c, s [B].
-std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s) {
+// (c u - s v, s u + c v) for u, v and the rotations' c, s broadcast into
+// them along `dims`.
+std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s,
+                               const std::vector<int64_t>& dims) {
   const ElementType t = u.type.element;
-  Value cb = b.broadcast_in_dim(as_type(b, c, t), u.type.dims, {0});
-  Value sb = b.broadcast_in_dim(as_type(b, s, t), u.type.dims, {0});
+  Value cb = b.broadcast_in_dim(as_type(b, c, t), u.type.dims, dims);
+  Value sb = b.broadcast_in_dim(as_type(b, s, t), u.type.dims, dims);
   return {b.binary("subtract", b.binary("multiply", cb, u), b.binary("multiply", sb, v)),
           b.binary("add", b.binary("multiply", sb, u), b.binary("multiply", cb, v))};
 }
@@ -112,14 +84,70 @@ std::pair<Value, Value> jacobi_rotation(Builder& b, Value pp, Value qq, Value of
   return {c, b.binary("multiply", tan, c)};
 }
 
-// Cyclic sweeps over the pairs p < q of n:// Cyclic sweeps over the pairs p < q of n: `rotate_pair`
-// (carried values, p, q) -> (carried values, rotated [B] pred). Stops after a sweep with no
-// rotation, or after a cap far above what Jacobi needs (its convergence is
-// quadratic).
-using PairStep = std::function<std::pair<std::vector<Value>, Value>(
-    Builder&, const std::vector<Value>&, Value, Value)>;
+// The rounds of a sweep pair the N (even) indices in the layout
+// (0, 1), (2, 3), ...: position 2i holds pair i's first index, 2i + 1 its
+// second. x with its `axis` (of size N) split into those halves, [.., N/2,
+// ..] each, and joined back.
+std::pair<Value, Value> split_pairs(Builder& b, Value x, int64_t axis) {
+  std::vector<int64_t> dims = x.type.dims;
+  const int64_t half = dims[axis] / 2;
+  std::vector<int64_t> paired = dims;
+  paired[axis] = half;
+  paired.insert(paired.begin() + axis + 1, 2);
+  Value y = b.reshape(x, paired);
+  std::vector<int64_t> start(paired.size(), 0), limit = paired, strides(paired.size(), 1);
+  limit[axis + 1] = 1;
+  Value first = b.slice(y, start, limit, strides);
+  start[axis + 1] = 1;
+  limit[axis + 1] = 2;
+  Value second = b.slice(y, start, limit, strides);
+  dims[axis] = half;
+  return {b.reshape(first, dims), b.reshape(second, dims)};
+}
+Value join_pairs(Builder& b, Value first, Value second, int64_t axis) {
+  std::vector<int64_t> dims = first.type.dims;
+  std::vector<int64_t> one = dims;
+  one.insert(one.begin() + axis + 1, 1);
+  Value joined = b.concatenate({b.reshape(first, one), b.reshape(second, one)}, axis + 1);
+  dims[axis] *= 2;
+  return b.reshape(joined, dims);
+}
+
+// The next round's layout along `axis`, by the circle method: with pair i
+// = (t_i, u_i), t_0 stays and the others move one place around the circle
+// (t_0, u_0, t_1, ..., t_{k-2} on top; u_1, ..., u_{k-1}, t_{k-1} below),
+// so the N - 1 rounds of a sweep meet every pair once and end where the
+// sweep began. Only slices: no gather.
+Value next_round(Builder& b, Value x, int64_t axis) {
+  const int64_t k = x.type.dims[axis] / 2;
+  if (k < 2) return x;
+  auto [t, u] = split_pairs(b, x, axis);
+  auto part = [&](Value v, int64_t from, int64_t to) {
+    std::vector<int64_t> start(v.type.dims.size(), 0), limit = v.type.dims,
+                                                       strides(v.type.dims.size(), 1);
+    start[axis] = from;
+    limit[axis] = to;
+    return b.slice(v, start, limit, strides);
+  };
+  std::vector<Value> top{part(t, 0, 1), part(u, 0, 1)};
+  if (k > 2) top.push_back(part(t, 1, k - 1));
+  Value new_t = b.concatenate(top, axis);
+  Value new_u = b.concatenate({part(u, 1, k), part(t, k - 1, k)}, axis);
+  return join_pairs(b, new_t, new_u, axis);
+}
+
+// Sweeps of N - 1 rounds, each rotating the N / 2 disjoint pairs of its
+// layout at once (Brent and Luk's parallel ordering: per round a few
+// whole-matrix updates instead of one loop step per pair), until a sweep
+// rotates nothing, or after a cap far above what Jacobi needs (its
+// convergence is quadratic). `round` (carried values) -> (carried values
+// rotated in the current layout, [B] pred: something rotated); `advance`
+// moves the carried values to the next round's layout.
+using Round =
+    std::function<std::pair<std::vector<Value>, Value>(Builder&, const std::vector<Value>&)>;
+using Advance = std::function<std::vector<Value>(Builder&, const std::vector<Value>&)>;
 std::vector<Value> sweeps(Builder& b, std::vector<Value> state, int64_t n, int64_t batch,
-                          const PairStep& step) {
+                          const Round& round, const Advance& advance) {
   if (n < 2) return state;
   std::vector<Value> init{s64(b, 0), b.splat(b.constant_int(ElementType::kPred, 1), {batch})};
   init.insert(init.end(), state.begin(), state.end());
@@ -129,7 +157,7 @@ std::vector<Value> sweeps(Builder& b, std::vector<Value> state, int64_t n, int64
         return c.binary("and", c.compare(Compare::kLT, v[0], s64(c, 60)), hlo::any_true(c, v[1]));
       },
       [&](Builder& c, const std::vector<Value>& v) {
-        std::vector<Value> inner_init{s64(c, 0), s64(c, 1), c.zeros({ElementType::kPred, {batch}})};
+        std::vector<Value> inner_init{s64(c, 0), c.zeros({ElementType::kPred, {batch}})};
         inner_init.insert(inner_init.end(), v.begin() + 2, v.end());
         auto inner = c.while_loop(
             inner_init,
@@ -137,21 +165,52 @@ std::vector<Value> sweeps(Builder& b, std::vector<Value> state, int64_t n, int64
               return d.compare(Compare::kLT, w[0], s64(d, n - 1));
             },
             [&](Builder& d, const std::vector<Value>& w) {
-              std::vector<Value> carried(w.begin() + 3, w.end());
-              auto [next, rotated] = step(d, carried, w[0], w[1]);
-              Value q = d.binary("add", w[1], s64(d, 1));
-              Value wrap = d.compare(Compare::kEQ, q, s64(d, n));
-              Value p = d.select(wrap, d.binary("add", w[0], s64(d, 1)), w[0]);
-              q = d.select(wrap, d.binary("add", p, s64(d, 1)), q);
-              std::vector<Value> out{p, q, d.binary("or", w[2], rotated)};
+              auto [next, rotated] = round(d, std::vector<Value>(w.begin() + 2, w.end()));
+              next = advance(d, next);
+              std::vector<Value> out{d.binary("add", w[0], s64(d, 1)),
+                                     d.binary("or", w[1], rotated)};
               out.insert(out.end(), next.begin(), next.end());
               return out;
             });
-        std::vector<Value> out{c.binary("add", v[0], s64(c, 1)), inner[2]};
-        out.insert(out.end(), inner.begin() + 3, inner.end());
+        std::vector<Value> out{c.binary("add", v[0], s64(c, 1)), inner[1]};
+        out.insert(out.end(), inner.begin() + 2, inner.end());
         return out;
       });
   return std::vector<Value>(outer.begin() + 2, outer.end());
+}
+
+// Whether any pair of a [B, N/2] `skip` rotated, per matrix.
+Value any_rotated(Builder& b, Value skip) {
+  Value rotated = b.convert(b.unary("not", skip), ElementType::kS32);
+  Value count = b.reduce(rotated, b.constant_int(ElementType::kS32, 0), {1}, "maximum");
+  return b.compare(Compare::kNE, count, b.zeros(count.type));
+}
+
+// The rotation of a round's pairs, skipped where the coupling `off` is
+// negligible against sqrt(|pp qq|) (or exactly 0: a padding index).
+struct PairRotation {
+  Value c, s, skip;
+};
+PairRotation pair_rotation(Builder& b, Value pp, Value qq, Value off, double eps) {
+  auto full = [&](double x) { return b.splat(b.constant(pp.type.element, x), pp.type.dims); };
+  Value scale = b.unary("sqrt", b.unary("abs", b.binary("multiply", pp, qq)));
+  Value small =
+      b.compare(Compare::kLE, b.unary("abs", off), b.binary("multiply", full(eps), scale));
+  Value skip = b.binary("or", small, b.compare(Compare::kEQ, off, full(0)));
+  auto [c, s] = jacobi_rotation(b, pp, qq, off, skip);
+  return {c, s, skip};
+}
+
+// x [B, R, C] zero-padded to `cols` columns (and `rows` rows).
+Value pad_to(Builder& b, Value x, int64_t rows, int64_t cols) {
+  const auto& d = x.type.dims;
+  if (d[1] == rows && d[2] == cols) return x;
+  return b.pad(x, b.constant(x.type.element, 0), {0, 0, 0}, {0, rows - d[1], cols - d[2]});
+}
+Value crop(Builder& b, Value x, int64_t rows, int64_t cols) {
+  const auto& d = x.type.dims;
+  if (d[1] == rows && d[2] == cols) return x;
+  return b.slice(x, {0, 0, 0}, {d[0], rows, cols}, {1, 1, 1});
 }
 
 // True on the diagonals of [batch, n, n].
@@ -205,36 +264,56 @@ EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
   Value diag = as_type(b, real_part(b, diagonal(b, b.reshape(a, {batch, n, n}))), t);
   Value sym = b.select(diagonal_mask(b, batch, n), b.broadcast_in_dim(diag, {batch, n, n}, {0, 1}),
                        b.binary("add", strict, adjoint(b, strict)));
-  auto result =
-      sweeps(b, {sym, identity(b, batch, n, t)}, n, batch,
-             [&](Builder& c, const std::vector<Value>& v, Value p, Value q) {
-               Value m = v[0], vec = v[1];
-               Value pq = entry(c, m, p, q);
-               if (complex) {
-                 // A unitary diagonal scaling of row and column q makes the
-                 // coupling real, |pq|; a real rotation then zeroes it.
-                 Value phase = unit_phase(c, pq), back = c.conj(phase);
-                 m = with_row(c, m, q, scaled(c, row(c, m, q), phase));
-                 m = with_column(c, m, q, scaled(c, column(c, m, q), back));
-                 vec = with_column(c, vec, q, scaled(c, column(c, vec, q), back));
-                 pq = magnitude(c, pq);
-               }
-               Value pp = real_part(c, entry(c, m, p, p)), qq = real_part(c, entry(c, m, q, q));
-               auto full = [&](double x) { return c.splat(c.constant(real, x), {batch}); };
-               // Rotate unless the coupling is negligible against its diagonal.
-               Value scale = c.unary("sqrt", c.unary("abs", c.binary("multiply", pp, qq)));
-               Value small = c.compare(Compare::kLE, c.unary("abs", pq),
-                                       c.binary("multiply", full(eps), scale));
-               Value skip = c.binary("or", small, c.compare(Compare::kEQ, pq, full(0)));
-               auto [cs, sn] = jacobi_rotation(c, pp, qq, pq, skip);
-               auto [rp, rq] = rotate(c, row(c, m, p), row(c, m, q), cs, sn);
-               m = with_row(c, with_row(c, m, p, rp), q, rq);
-               auto [cp, cq] = rotate(c, column(c, m, p), column(c, m, q), cs, sn);
-               m = with_column(c, with_column(c, m, p, cp), q, cq);
-               auto [vp, vq] = rotate(c, column(c, vec, p), column(c, vec, q), cs, sn);
-               vec = with_column(c, with_column(c, vec, p, vp), q, vq);
-               return std::make_pair(std::vector<Value>{m, vec}, c.unary("not", skip));
-             });
+  // An odd order gets a padding index: a row and column of zeros, which no
+  // rotation ever touches (its coupling is 0) and which is cut off after.
+  const int64_t padded = n + n % 2, half = padded / 2;
+  Value m0 = pad_to(b, sym, padded, padded);
+  auto result = sweeps(
+      b, {m0, identity(b, batch, padded, t)}, padded, batch,
+      [&](Builder& c, const std::vector<Value>& v) {
+        Value m = v[0], vec = v[1];
+        // Each pair's 2x2 diagonal block: [B, half, 2, 2].
+        const std::vector<int64_t> blocks_dims{batch, half, 2, half, 2};
+        Value same = c.compare(Compare::kEQ, c.iota({ElementType::kS64, blocks_dims}, 1),
+                               c.iota({ElementType::kS64, blocks_dims}, 3));
+        Value blocks =
+            c.reduce(c.select(same, c.reshape(m, blocks_dims), c.zeros({t, blocks_dims})),
+                     c.constant(t, 0), {3}, "add");
+        auto block = [&](int64_t i, int64_t j) {
+          return c.reshape(c.slice(blocks, {0, 0, i, j}, {batch, half, i + 1, j + 1}, {1, 1, 1, 1}),
+                           {batch, half});
+        };
+        Value pq = block(0, 1);
+        if (complex) {
+          // A unitary diagonal scaling of each pair's second row and column
+          // makes its coupling real, |pq|; a real rotation then zeroes it.
+          Value phase = unit_phase(c, pq);
+          Value f = join_pairs(c, c.splat(c.constant(t, 1), {batch, half}), phase, 1);
+          Value back = c.conj(f);
+          const std::vector<int64_t> dims{batch, padded, padded};
+          m = c.binary("multiply", c.binary("multiply", m, c.broadcast_in_dim(f, dims, {0, 1})),
+                       c.broadcast_in_dim(back, dims, {0, 2}));
+          vec = c.binary("multiply", vec, c.broadcast_in_dim(back, dims, {0, 2}));
+          pq = magnitude(c, pq);
+        }
+        PairRotation r =
+            pair_rotation(c, real_part(c, block(0, 0)), real_part(c, block(1, 1)), pq, eps);
+        auto [rp, rq] = split_pairs(c, m, 1);  // rows
+        std::tie(rp, rq) = rotate(c, rp, rq, r.c, r.s, {0, 1});
+        m = join_pairs(c, rp, rq, 1);
+        auto [cp, cq] = split_pairs(c, m, 2);  // columns
+        std::tie(cp, cq) = rotate(c, cp, cq, r.c, r.s, {0, 2});
+        m = join_pairs(c, cp, cq, 2);
+        auto [vp, vq] = split_pairs(c, vec, 2);
+        std::tie(vp, vq) = rotate(c, vp, vq, r.c, r.s, {0, 2});
+        vec = join_pairs(c, vp, vq, 2);
+        return std::make_pair(std::vector<Value>{m, vec}, any_rotated(c, r.skip));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        return std::vector<Value>{next_round(c, next_round(c, v[0], 1), 2), next_round(c, v[1], 2)};
+      });
+  result[0] = crop(b, result[0], n, n);
+  result[1] = crop(b, result[1], n, n);
   // The (real) diagonal, ascending, with the eigenvectors in the same order.
   auto [w, order] = sorted_with_order(b, real_part(b, diagonal(b, result[0])), false);
   Value vectors = gather_columns(b, result[1], order);
@@ -254,35 +333,37 @@ SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
   const bool complex = hlo::is_complex(t);
   const ElementType real = complex ? hlo::real_part_type(t) : t;
   const double eps = epsilon(real);
-  auto result =
-      sweeps(b, {w0, identity(b, batch, cols, t)}, cols, batch,
-             [&](Builder& c, const std::vector<Value>& v, Value p, Value q) {
-               Value w = v[0], vec = v[1];
-               Value wp = column(c, w, p), wq = column(c, w, q);
-               Value alpha = c.reduce(abs_squared(c, wp), c.constant(real, 0), {1}, "add");
-               Value beta = c.reduce(abs_squared(c, wq), c.constant(real, 0), {1}, "add");
-               Value gamma = c.reduce(c.binary("multiply", complex ? c.conj(wp) : wp, wq),
-                                      c.constant(t, 0), {1}, "add");
-               if (complex) {
-                 // Column q scaled by a unit phase makes the correlation
-                 // real, |gamma|; a real rotation then zeroes it.
-                 Value back = c.conj(unit_phase(c, gamma));
-                 wq = scaled(c, wq, back);
-                 vec = with_column(c, vec, q, scaled(c, column(c, vec, q), back));
-                 gamma = magnitude(c, gamma);
-               }
-               auto fullv = [&](double x) { return c.splat(c.constant(real, x), {batch}); };
-               Value scale = c.unary("sqrt", c.binary("multiply", alpha, beta));
-               Value small = c.compare(Compare::kLE, c.unary("abs", gamma),
-                                       c.binary("multiply", fullv(eps), scale));
-               Value skip = c.binary("or", small, c.compare(Compare::kEQ, gamma, fullv(0)));
-               auto [cs, sn] = jacobi_rotation(c, alpha, beta, gamma, skip);
-               auto [np, nq] = rotate(c, wp, wq, cs, sn);
-               w = with_column(c, with_column(c, w, p, np), q, nq);
-               auto [vp, vq] = rotate(c, column(c, vec, p), column(c, vec, q), cs, sn);
-               vec = with_column(c, with_column(c, vec, p, vp), q, vq);
-               return std::make_pair(std::vector<Value>{w, vec}, c.unary("not", skip));
-             });
+  // An odd number of columns gets a zero column, cut off after.
+  const int64_t padded = cols + cols % 2;
+  auto result = sweeps(
+      b, {pad_to(b, w0, rows, padded), identity(b, batch, padded, t)}, padded, batch,
+      [&](Builder& c, const std::vector<Value>& v) {
+        auto [wp, wq] = split_pairs(c, v[0], 2);  // [B, rows, half]
+        auto [vp, vq] = split_pairs(c, v[1], 2);
+        Value alpha = c.reduce(abs_squared(c, wp), c.constant(real, 0), {1}, "add");
+        Value beta = c.reduce(abs_squared(c, wq), c.constant(real, 0), {1}, "add");
+        Value gamma = c.reduce(c.binary("multiply", complex ? c.conj(wp) : wp, wq),
+                               c.constant(t, 0), {1}, "add");
+        if (complex) {
+          // Each pair's second column scaled by a unit phase makes the
+          // correlation real, |gamma|; a real rotation then zeroes it.
+          Value back = c.conj(unit_phase(c, gamma));
+          wq = c.binary("multiply", wq, c.broadcast_in_dim(back, wq.type.dims, {0, 2}));
+          vq = c.binary("multiply", vq, c.broadcast_in_dim(back, vq.type.dims, {0, 2}));
+          gamma = magnitude(c, gamma);
+        }
+        PairRotation r = pair_rotation(c, alpha, beta, gamma, eps);
+        std::tie(wp, wq) = rotate(c, wp, wq, r.c, r.s, {0, 2});
+        std::tie(vp, vq) = rotate(c, vp, vq, r.c, r.s, {0, 2});
+        return std::make_pair(
+            std::vector<Value>{join_pairs(c, wp, wq, 2), join_pairs(c, vp, vq, 2)},
+            any_rotated(c, r.skip));
+      },
+      [&](Builder& c, const std::vector<Value>& v) {
+        return std::vector<Value>{next_round(c, v[0], 2), next_round(c, v[1], 2)};
+      });
+  result[0] = crop(b, result[0], rows, cols);
+  result[1] = crop(b, result[1], cols, cols);
   Value w = result[0];
   Value norms = b.unary("sqrt", b.reduce(abs_squared(b, w), b.constant(real, 0), {1}, "add"));
   auto [s, order] = sorted_with_order(b, norms, true);
