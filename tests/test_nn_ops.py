@@ -2062,3 +2062,51 @@ def test_embedding_max_norm_renormalizes_like_cpu(norm_type):
     for device in ("cpu", DEV):
         with pytest.raises(RuntimeError, match="Expected 2-dimensional tensor"):
             torch.embedding_renorm_(torch.ones(3, device=device), torch.tensor([0], device=device), 1.0, 2.0)
+
+
+@pytest.mark.parametrize("spatial,shape,kernel,out,dtype", [
+    (2, (2, 3, 9, 11), (3, 2), (4, 5), torch.float32),
+    (2, (3, 10, 10), 2, (5, 5), torch.float32),           # unbatched
+    (2, (1, 2, 7, 7), 3, (1, 1), torch.float32),
+    (2, (2, 2, 16, 12), (2, 3), (9, 10), torch.float64),
+    (2, (2, 2, 16, 12), (2, 3), (9, 10), torch.bfloat16),
+    (3, (2, 3, 6, 7, 8), (2, 3, 2), (3, 4, 5), torch.float32),
+    (3, (3, 6, 7, 8), 2, (4, 4, 4), torch.float32),
+])
+def test_fractional_max_pool_like_cpu(spatial, shape, kernel, out, dtype):
+    """Given the same random samples, CPU's windows, maxima (a NaN wins,
+    the first of equal values wins), indices and gradients."""
+    torch.manual_seed(0)
+    x = torch.randn(*shape).to(dtype)
+    x.view(-1)[5] = float("nan")
+    x.view(-1)[-12:-4] = 2.0
+    batch = shape[0] if len(shape) == spatial + 2 else 1
+    samples = torch.rand(batch + 1, shape[-spatial - 1], spatial, dtype=dtype)  # extra: unused
+    f = F.fractional_max_pool2d if spatial == 2 else F.fractional_max_pool3d
+    results = []
+    for device in ("cpu", DEV):
+        leaf = x.to(device, copy=True).requires_grad_()
+        y, idx = f(leaf, kernel, output_size=out, return_indices=True,
+                   _random_samples=samples.to(device))
+        y.backward(torch.arange(y.numel(), dtype=dtype).view(y.shape).to(device))
+        results.append((y.detach().cpu(), idx.cpu(), leaf.grad.cpu()))
+    (yc, ic, gc), (yt, it, gt) = results
+    assert torch.equal(yt.nan_to_num(7), yc.nan_to_num(7)) and torch.equal(it, ic)
+    torch.testing.assert_close(gt, gc)
+
+
+def test_fractional_max_pool_module_and_checks():
+    pool = nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5)).to(DEV)
+    x = torch.randn(2, 3, 20, 20, device=DEV)
+    y = pool(x)  # samples from tpu's generator: every output is some window's maximum
+    assert y.shape == (2, 3, 10, 10)
+    assert torch.isin(y.cpu(), x.cpu()).all()
+    x = torch.randn(2, 3, 6, 6)
+    for bad, message in [(torch.rand(1, 3, 2), "size\\(0\\) no less then input batch size"),
+                         (torch.rand(2, 2, 2), "size\\(1\\) equals to input channel size"),
+                         (torch.rand(2, 3, 3), "size\\(2\\) equals to 2; got 3"),
+                         (torch.rand(2, 3, 2).double(), "same dtype as input")]:
+        for device in ("cpu", DEV):
+            with pytest.raises(RuntimeError, match=message):
+                F.fractional_max_pool2d(x.to(device), 2, output_size=(3, 3),
+                                        _random_samples=bad.to(device))

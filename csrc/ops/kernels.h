@@ -290,4 +290,23 @@ at::Tensor multinomial(const at::Tensor& self, int64_t num_samples, bool replace
 at::Tensor& complex_out(const at::Tensor& real, const at::Tensor& imag, at::Tensor& out);
 at::Tensor& polar_out(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out);
 
+// fractional_max_pool.cc
+std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool2d_out(
+    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+    const at::Tensor& random_samples, at::Tensor& output, at::Tensor& indices);
+std::tuple<at::Tensor&, at::Tensor&> fractional_max_pool3d_out(
+    const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+    const at::Tensor& random_samples, at::Tensor& output, at::Tensor& indices);
+at::Tensor& fractional_max_pool2d_backward_out(const at::Tensor& grad_output,
+                                               const at::Tensor& self, at::IntArrayRef kernel_size,
+                                               at::IntArrayRef output_size,
+                                               const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor& fractional_max_pool3d_backward_out(const at::Tensor& grad_output,
+                                               const at::Tensor& self, at::IntArrayRef kernel_size,
+                                               at::IntArrayRef output_size,
+                                               const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor fractional_max_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                          at::IntArrayRef kernel_size, at::IntArrayRef output_size,
+                                          const at::Tensor& indices);
+
 }  // namespace torch_tpu::ops

@@ -148,6 +148,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("adaptive_max_pool2d_backward.grad_input", TORCH_FN(adaptive_max_pool2d_backward_out));
   m.impl("adaptive_max_pool3d.out", TORCH_FN(adaptive_max_pool3d_out));
   m.impl("adaptive_max_pool3d_backward.grad_input", TORCH_FN(adaptive_max_pool3d_backward_out));
+  m.impl("fractional_max_pool2d.output", TORCH_FN(fractional_max_pool2d_out));
+  m.impl("fractional_max_pool3d.output", TORCH_FN(fractional_max_pool3d_out));
+  m.impl("fractional_max_pool2d_backward.grad_input", TORCH_FN(fractional_max_pool2d_backward_out));
+  m.impl("fractional_max_pool3d_backward.grad_input", TORCH_FN(fractional_max_pool3d_backward_out));
+  m.impl("fractional_max_pool3d_backward", TORCH_FN(fractional_max_pool3d_backward));
   m.impl("max_unpool2d", TORCH_FN(max_unpool2d));
   m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
   m.impl("max_unpool3d", TORCH_FN(max_unpool3d));
