@@ -333,8 +333,6 @@ SKIPS = {
     # -- complex outputs: the gradient check here weights real outputs --
     ("complex", "float32", "grad"): "complex output (tests/test_complex_views.py checks the gradient)",
     ("polar", "float32", "grad"): "complex output (tests/test_complex_views.py checks the gradient)",
-    # -- backward formulas that need an aten op with no tpu lowering yet --
-    ("sgn", "float32", "grad"): _needs("aten::_efficientzerotensor", "sgn backward, real input"),
 }
 
 # Ops with an indices output whose order among equal values PyTorch leaves
