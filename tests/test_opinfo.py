@@ -327,9 +327,6 @@ SKIPS = {
     **_samples_of("nn.functional.alpha_dropout", [2], _RANDOM),
     **_samples_of("nn.functional.feature_alpha_dropout.with_train", [1, 4], _RANDOM),
     **_samples_of("nn.functional.scaled_dot_product_attention", [2, 3, 6, 7], _RANDOM + " (dropout_p=0.5)"),
-    # -- aten ops with no tpu lowering yet, forward --
-    **_samples_of("nn.functional.interpolate.nearest", range(6), _needs("aten::upsample_nearest1d.out")),
-    **_samples_of("nn.functional.upsample_nearest", range(4), _needs("aten::upsample_nearest1d.out")),
     # -- complex outputs: the gradient check here weights real outputs --
     ("complex", "float32", "grad"): "complex output (tests/test_complex_views.py checks the gradient)",
     ("polar", "float32", "grad"): "complex output (tests/test_complex_views.py checks the gradient)",
