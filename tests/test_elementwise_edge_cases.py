@@ -436,3 +436,20 @@ def test_gaussian_tail_functions_like_cpu(name):
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-12, atol=0)
     with pytest.raises(NotImplementedError, match="not implemented for 'BFloat16'"):
         f(torch.ones(2, dtype=torch.bfloat16, device=DEV))
+
+
+@pytest.mark.parametrize("name", ["modified_bessel_k0", "modified_bessel_k1",
+                                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1"])
+def test_bessel_k_like_cpu(name):
+    """K0/K1 plain and scaled across their three regimes (series below 2,
+    quadrature to 20, asymptotic above) and the boundaries between them,
+    the pole at 0, negative and infinite arguments."""
+    f = getattr(torch.special, name)
+    xs = [0, -1, math.nan, math.inf, 1e-300, 1e-10, 0.1, 1, 1.9999, 2, 2.0001, 5, 10, 19.999,
+          20, 20.001, 30, 100, 700, 1e5, 1e300]
+    for dtype, rtol, atol in ((torch.float64, 1e-13, 0), (torch.float32, 2e-6, 1.2e-38)):
+        # (float32 atol: the CPU plugin flushes subnormal results, K0(100) = 4e-45)
+        x = torch.tensor(xs, dtype=dtype)
+        torch.testing.assert_close(f(x.to(DEV)).cpu(), f(x), rtol=rtol, atol=atol, equal_nan=True)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        f(torch.ones(2, dtype=torch.half, device=DEV))

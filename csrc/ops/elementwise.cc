@@ -22,6 +22,7 @@
 
 #include "core/dtype_map.h"
 #include "exec/key_buffer.h"
+#include "ops/bessel_k.h"
 #include "ops/broadcast.h"
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
@@ -994,6 +995,14 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"special_erfcx", {R::kFloat, [](Builder& b, const Inputs& in) { return erfcx(b, in["self"]); }}},
       {"special_log_ndtr", {R::kFloat, [](Builder& b, const Inputs& in) { return log_ndtr(b, in["self"]); }}},
       {"special_ndtri", {R::kFloat, [](Builder& b, const Inputs& in) { return ndtri(b, in["self"]); }}},
+      {"special_modified_bessel_k0", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_k(b, in["self"], 0, false); }}},
+      {"special_modified_bessel_k1", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_k(b, in["self"], 1, false); }}},
+      {"special_scaled_modified_bessel_k0", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_k(b, in["x"], 0, true); }}},
+      {"special_scaled_modified_bessel_k1", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_k(b, in["x"], 1, true); }}},
       {"special_zeta", {R::kFloat, [](Builder& b, const Inputs& in) {
          return hurwitz_zeta(b, in["self"], in["other"]); }}},
       {"special_i1", {R::kFloat, [](Builder& b, const Inputs& in) {
@@ -1170,6 +1179,10 @@ std::vector<std::string> overloads() {
         "special_spherical_bessel_j0", "special_spherical_bessel_j0.out", "special_xlog1py",
         "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_xlog1py.out",
         "special_xlog1py.self_scalar_out", "special_xlog1py.other_scalar_out", "special_zeta",
+        "special_modified_bessel_k0", "special_modified_bessel_k0.out",
+        "special_modified_bessel_k1", "special_modified_bessel_k1.out",
+        "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k0.out",
+        "special_scaled_modified_bessel_k1", "special_scaled_modified_bessel_k1.out",
         "special_erfcx", "special_erfcx.out", "special_log_ndtr", "special_log_ndtr.out",
         "special_ndtri", "special_ndtri.out", "special_zeta.self_scalar",
         "special_zeta.other_scalar", "special_zeta.out", "special_zeta.self_scalar_out",

@@ -15,41 +15,18 @@
 
 #include <cmath>
 
+#include "hlo/doubles.h"
+
 namespace torch_tpu::ops {
 namespace {
 
 using hlo::Builder;
-using hlo::Compare;
-using hlo::ElementType;
+using hlo::Doubles;
 using hlo::Value;
 
 constexpr double kInvSqrtPi = 0.56418958354775628695;  // 1 / sqrt(pi)
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kLogSqrt2Pi = 0.91893853320467274178;  // log(sqrt(2 pi))
-
-// Elementwise arithmetic on double values of one shape.
-class Doubles {
- public:
-  Doubles(Builder& b, const std::vector<int64_t>& dims) : b_(b), dims_(dims) {}
-  Value c(double v) const { return b_.splat(b_.constant(ElementType::kF64, v), dims_); }
-  Value add(Value x, Value y) const { return b_.binary("add", x, y); }
-  Value sub(Value x, Value y) const { return b_.binary("subtract", x, y); }
-  Value mul(Value x, Value y) const { return b_.binary("multiply", x, y); }
-  Value div(Value x, Value y) const { return b_.binary("divide", x, y); }
-  Value lt(Value x, Value y) const { return b_.compare(Compare::kLT, x, y); }
-  Value gt(Value x, Value y) const { return b_.compare(Compare::kGT, x, y); }
-  Value eq(Value x, Value y) const { return b_.compare(Compare::kEQ, x, y); }
-  Value unary(const char* op, Value x) const { return b_.unary(op, x); }
-  Value chlo(const char* op, Value x) const {
-    return b_.op(std::string("chlo.") + op, {x}, x.type);
-  }
-  Value select(Value p, Value x, Value y) const { return b_.select(p, x, y); }
-  Value any(Value p, Value q) const { return b_.binary("or", p, q); }
-
- private:
-  Builder& b_;
-  std::vector<int64_t> dims_;
-};
 
 // erfcx on double x.
 Value erfcx_double(const Doubles& d, Value x) {
@@ -105,17 +82,10 @@ Value ndtri_double(const Doubles& d, Value p) {
   return d.select(outside, nan, x);
 }
 
-// f computed in double on x, rounded to x's type.
-template <typename F>
-Value in_double(Builder& b, Value x, F f) {
-  const Doubles d(b, x.type.dims);
-  return b.convert(f(d, b.convert(x, ElementType::kF64)), x.type.element);
-}
-
 }  // namespace
 
-Value erfcx(Builder& b, Value x) { return in_double(b, x, erfcx_double); }
-Value log_ndtr(Builder& b, Value x) { return in_double(b, x, log_ndtr_double); }
-Value ndtri(Builder& b, Value p) { return in_double(b, p, ndtri_double); }
+Value erfcx(Builder& b, Value x) { return Doubles::in_double(b, x, erfcx_double); }
+Value log_ndtr(Builder& b, Value x) { return Doubles::in_double(b, x, log_ndtr_double); }
+Value ndtri(Builder& b, Value p) { return Doubles::in_double(b, p, ndtri_double); }
 
 }  // namespace torch_tpu::ops
