@@ -22,6 +22,7 @@
 
 #include "core/dtype_map.h"
 #include "exec/key_buffer.h"
+#include "ops/bessel_jy.h"
 #include "ops/bessel_k.h"
 #include "ops/broadcast.h"
 #include "ops/device_findings.h"
@@ -995,6 +996,14 @@ const std::unordered_map<std::string, ElementwiseDef>& table() {
       {"special_erfcx", {R::kFloat, [](Builder& b, const Inputs& in) { return erfcx(b, in["self"]); }}},
       {"special_log_ndtr", {R::kFloat, [](Builder& b, const Inputs& in) { return log_ndtr(b, in["self"]); }}},
       {"special_ndtri", {R::kFloat, [](Builder& b, const Inputs& in) { return ndtri(b, in["self"]); }}},
+      {"special_bessel_j0", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_jy(b, in["self"], 0, false); }}},
+      {"special_bessel_j1", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_jy(b, in["self"], 1, false); }}},
+      {"special_bessel_y0", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_jy(b, in["self"], 0, true); }}},
+      {"special_bessel_y1", {R::kFloat, [](Builder& b, const Inputs& in) {
+         return bessel_jy(b, in["self"], 1, true); }}},
       {"special_modified_bessel_k0", {R::kFloat, [](Builder& b, const Inputs& in) {
          return bessel_k(b, in["self"], 0, false); }}},
       {"special_modified_bessel_k1", {R::kFloat, [](Builder& b, const Inputs& in) {
@@ -1179,6 +1188,8 @@ std::vector<std::string> overloads() {
         "special_spherical_bessel_j0", "special_spherical_bessel_j0.out", "special_xlog1py",
         "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_xlog1py.out",
         "special_xlog1py.self_scalar_out", "special_xlog1py.other_scalar_out", "special_zeta",
+        "special_bessel_j0", "special_bessel_j0.out", "special_bessel_j1", "special_bessel_j1.out",
+        "special_bessel_y0", "special_bessel_y0.out", "special_bessel_y1", "special_bessel_y1.out",
         "special_modified_bessel_k0", "special_modified_bessel_k0.out",
         "special_modified_bessel_k1", "special_modified_bessel_k1.out",
         "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k0.out",
