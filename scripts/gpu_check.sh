@@ -14,6 +14,7 @@
 #    Inductor (on CUDA too where the torch build has it), tpu Strict,
 #    DeferAndFuse and compiled, side by side.
 #
+# GPU_CHECK_STEPS (names separated by spaces) limits the run to those steps.
 # Each step's output goes to $GPU_CHECK_DIR (default build/gpu_check, or
 # $OUT where a harness collects files from there), and a summary with each
 # step's seconds and status ends the run; the exit code is non-zero if any
@@ -48,6 +49,10 @@ failed=0
 step() {
   local name="$1"
   shift
+  # GPU_CHECK_STEPS="properties ladder" runs only those steps.
+  if [ -n "${GPU_CHECK_STEPS:-}" ] && [[ " $GPU_CHECK_STEPS " != *" $name "* ]]; then
+    return
+  fi
   local start=$SECONDS
   echo "== gpu_check: $name"
   "$@" 2>&1 | tee "$out/$name.log"

@@ -31,7 +31,11 @@ def test_quick_check_passes_on_the_cpu_plugin(tmp_path):
 
 
 def test_a_failing_step_fails_the_check(tmp_path):
-    # A plugin path that does not exist: every step that touches tpu fails.
-    result = _run(tmp_path, TORCH_TPU_PJRT_PLUGIN="/nonexistent/plugin.so")
+    # A plugin path that does not exist: every step that touches tpu fails
+    # (two of them are enough to show it, and each costs a process start).
+    result = _run(tmp_path, TORCH_TPU_PJRT_PLUGIN="/nonexistent/plugin.so",
+                  GPU_CHECK_STEPS="properties ladder")
     assert result.returncode != 0
-    assert "properties" in result.stdout and "FAILED" in result.stdout, result.stdout[-3000:]
+    summary = result.stdout[result.stdout.index("== gpu_check summary"):]
+    assert "properties" in summary and "ladder" in summary, summary
+    assert summary.count("FAILED") == 2 and "eager_tests" not in summary, summary
