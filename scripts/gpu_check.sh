@@ -93,7 +93,7 @@ EOF
 source scripts/run_pytest.sh
 
 if [ $quick -eq 1 ]; then
-  eager_tests=(tests/test_device.py)
+  eager_tests=(tests/test_device.py -k "module_basics or memory_api or accelerator_reports")
   model_tests=(tests/test_models.py -k "mlp and strict")
   ladder_args=(--sizes small --repeats 1 --steps 1 --no-inductor --no-jax)
 else
