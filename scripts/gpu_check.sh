@@ -28,7 +28,7 @@
 #   TORCH_TPU_PJRT_INCLUDE_DIR=<dir> TORCH_TPU_SETUP_OFFLINE=1 bash scripts/setup.sh
 #   bash scripts/gpu_check.sh
 #
-# --quick: the smallest run of every step (one test file, a one-step ladder
+# --quick: the smallest run of every step (three device tests, a one-step ladder
 # at the small size without Inductor); what the test suite runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -107,7 +107,7 @@ if [ $# -gt 0 ]; then
   exit $?
 fi
 # (the 30 slowest tests listed at the end: where the suite's time goes)
-run_pytest tests --durations=30
+run_pytest tests --durations=60
 rc=$?
 # DeferAndFuse replays (issue 11): the model tests, and every 4th OpInfo op
 # (the whole replay, about 7 minutes more, is a README command). The view
