@@ -22,8 +22,7 @@
 
 #include "core/dtype_map.h"
 #include "exec/key_buffer.h"
-#include "ops/bessel_jy.h"
-#include "ops/bessel_k.h"
+#include "ops/bessel.h"
 #include "ops/broadcast.h"
 #include "ops/device_findings.h"
 #include "ops/elementwise_dtypes.h"
