@@ -2110,3 +2110,11 @@ def test_fractional_max_pool_module_and_checks():
             with pytest.raises(RuntimeError, match=message):
                 F.fractional_max_pool2d(x.to(device), 2, output_size=(3, 3),
                                         _random_samples=bad.to(device))
+    # CPU's kernels take float types only: the same NotImplementedError (no
+    # compiler text) for the others
+    for dtype in (torch.int64, torch.uint8, torch.complex64, torch.float8_e4m3fn):
+        for device in ("cpu", DEV):
+            with pytest.raises(NotImplementedError, match="fractional_max_pool2d_out_frame"):
+                F.fractional_max_pool2d(torch.ones(1, 1, 6, 6, dtype=dtype, device=device), 2,
+                                        output_size=3,
+                                        _random_samples=torch.rand(1, 1, 2).to(dtype).to(device))

@@ -16,6 +16,7 @@
 
 #include "core/dtype_map.h"
 #include "ops/device_empty.h"
+#include "ops/elementwise_dtypes.h"
 #include "ops/kernels.h"
 #include "ops/program_key.h"
 #include "ops/tensor_program.h"
@@ -53,10 +54,21 @@ Value window_starts(Builder& b, Value u, int64_t in, int64_t out, int64_t pool) 
   return b.select(last, s64(in - pool), starts);
 }
 
+// CPU's kernels take the floating types with half and bfloat16; others get
+// the dispatch macros' NotImplementedError naming CPU's kernel.
+void check_dtype(const at::Tensor& t, const char* cpu_kernel) {
+  const auto dtype = t.scalar_type();
+  if (dtype != at::kFloat && dtype != at::kDouble && dtype != at::kHalf && dtype != at::kBFloat16) {
+    refuse_dtype(cpu_kernel, dtype);
+  }
+}
+
 void fractional_max_pool_into(const char* op, const at::Tensor& self, at::IntArrayRef kernel,
                               at::IntArrayRef output_size, const at::Tensor& samples,
                               at::Tensor& out, at::Tensor& indices) {
   const int spatial = static_cast<int>(kernel.size());
+  check_dtype(self,
+              spatial == 2 ? "fractional_max_pool2d_out_frame" : "fractional_max_pool3d_out_frame");
   const int64_t rank = self.dim();
   std::vector<int64_t> in(spatial), pooled(spatial), pool(spatial);
   int64_t plane_size = 1, outputs_per_plane = 1;
@@ -168,6 +180,7 @@ at::Tensor& fractional_max_pool2d_backward_out(const at::Tensor& grad_output,
                                                const at::Tensor& self, at::IntArrayRef kernel_size,
                                                at::IntArrayRef output_size,
                                                const at::Tensor& indices, at::Tensor& grad_input) {
+  check_dtype(self, "fractional_max_pool2d_backward_out_frame");
   at::native::resize_output(grad_input, self.sizes());
   return scatter_to_max_indices("fractional_max_pool2d_backward", grad_output, indices, self, 2,
                                 grad_input);
@@ -186,6 +199,7 @@ at::Tensor& fractional_max_pool3d_backward_out(const at::Tensor& grad_output,
                     indices.sizes() == grad_output.sizes(),
                 op, ": gradOutput and indices must have the output's sizes ", output_size);
   }
+  check_dtype(self, "fractional_max_pool3d_backward_out_frame");
   at::native::resize_output(grad_input, self.sizes());
   return scatter_to_max_indices(op, grad_output, indices, self, 3, grad_input);
 }
