@@ -33,11 +33,6 @@ Value real_part(Builder& b, Value x) {
   return b.op("stablehlo.real", {x}, {hlo::real_part_type(x.type.element), x.type.dims});
 }
 
-// A real value in the (complex or real) type `t`.
-Value as_type(Builder& b, Value x, ElementType t) {
-  return hlo::is_complex(t) ? b.convert(x, t) : x;
-}
-
 // |z| elementwise, in the real type.
 Value magnitude(Builder& b, Value z) {
   if (!hlo::is_complex(z.type.element)) return b.unary("abs", z);
@@ -46,7 +41,7 @@ Value magnitude(Builder& b, Value z) {
 
 // z / |z| elementwise (1 where z is 0): the sign of a real z.
 Value unit_phase(Builder& b, Value z) {
-  Value magnitude = as_type(b, ops::magnitude(b, z), z.type.element);
+  Value magnitude = real_to(b, ops::magnitude(b, z), z.type.element);
   Value one = b.splat(b.constant(z.type.element, 1), z.type.dims);
   Value is_zero = b.compare(Compare::kEQ, magnitude, b.zeros(magnitude.type));
   return b.select(is_zero, one, b.binary("divide", z, b.select(is_zero, one, magnitude)));
@@ -57,8 +52,8 @@ Value unit_phase(Builder& b, Value z) {
 std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s,
                                const std::vector<int64_t>& dims) {
   const ElementType t = u.type.element;
-  Value cb = b.broadcast_in_dim(as_type(b, c, t), u.type.dims, dims);
-  Value sb = b.broadcast_in_dim(as_type(b, s, t), u.type.dims, dims);
+  Value cb = b.broadcast_in_dim(real_to(b, c, t), u.type.dims, dims);
+  Value sb = b.broadcast_in_dim(real_to(b, s, t), u.type.dims, dims);
   return {b.binary("subtract", b.binary("multiply", cb, u), b.binary("multiply", sb, v)),
           b.binary("add", b.binary("multiply", sb, u), b.binary("multiply", cb, v))};
 }
@@ -219,11 +214,6 @@ Value diagonal_mask(Builder& b, int64_t batch, int64_t n) {
                    b.iota({ElementType::kS64, {batch, n, n}}, 2));
 }
 
-Value identity(Builder& b, int64_t batch, int64_t n, ElementType t) {
-  const ElementType real = hlo::is_complex(t) ? hlo::real_part_type(t) : t;
-  return as_type(b, b.convert(diagonal_mask(b, batch, n), real), t);
-}
-
 // The diagonals of x [B, n, n] as [B, n].
 Value diagonal(Builder& b, Value x) {
   const int64_t batch = x.type.dims[0], n = x.type.dims[1];
@@ -261,7 +251,7 @@ EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
   // The symmetric (Hermitian) matrix the chosen triangle stands for (of a
   // complex diagonal only the real part, as LAPACK reads it).
   Value strict = b.reshape(triangle(b, a, lower, lower ? -1 : 1), {batch, n, n});
-  Value diag = as_type(b, real_part(b, diagonal(b, b.reshape(a, {batch, n, n}))), t);
+  Value diag = real_to(b, real_part(b, diagonal(b, b.reshape(a, {batch, n, n}))), t);
   Value sym = b.select(diagonal_mask(b, batch, n), b.broadcast_in_dim(diag, {batch, n, n}, {0, 1}),
                        b.binary("add", strict, adjoint(b, strict)));
   // An odd order gets a padding index: a row and column of zeros, which no
@@ -269,7 +259,7 @@ EighResult jacobi_eigh(Builder& b, Value a, bool lower) {
   const int64_t padded = n + n % 2, half = padded / 2;
   Value m0 = pad_to(b, sym, padded, padded);
   auto result = sweeps(
-      b, {m0, identity(b, batch, padded, t)}, padded, batch,
+      b, {m0, identity_matrix(b, batch, padded, padded, t)}, padded, batch,
       [&](Builder& c, const std::vector<Value>& v) {
         Value m = v[0], vec = v[1];
         // Each pair's 2x2 diagonal block: [B, half, 2, 2].
@@ -336,7 +326,7 @@ SvdResult jacobi_svd(Builder& b, Value a, bool full, bool vectors) {
   // An odd number of columns gets a zero column, cut off after.
   const int64_t padded = cols + cols % 2;
   auto result = sweeps(
-      b, {pad_to(b, w0, rows, padded), identity(b, batch, padded, t)}, padded, batch,
+      b, {pad_to(b, w0, rows, padded), identity_matrix(b, batch, padded, padded, t)}, padded, batch,
       [&](Builder& c, const std::vector<Value>& v) {
         auto [wp, wq] = split_pairs(c, v[0], 2);  // [B, rows, half]
         auto [vp, vq] = split_pairs(c, v[1], 2);

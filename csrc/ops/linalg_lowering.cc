@@ -262,12 +262,18 @@ Value abs_squared(Builder& b, Value x) {
   return b.binary("add", b.binary("multiply", re, re), b.binary("multiply", im, im));
 }
 
-namespace {
-
-// x * y for a complex or real y that is real-valued in meaning (a norm).
 Value real_to(Builder& b, Value x, ElementType t) {
   return hlo::is_complex(t) ? b.convert(x, t) : x;
 }
+
+Value identity_matrix(Builder& b, int64_t batch, int64_t rows, int64_t cols, ElementType t) {
+  const std::vector<int64_t> dims{batch, rows, cols};
+  return b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, dims}, 1),
+                             b.iota({ElementType::kS64, dims}, 2)),
+                   t);
+}
+
+namespace {
 
 // Reflector j's vector (1 at row j, the stored part below it, 0 above) from
 // w [B, m, n] that holds it in column j below the diagonal.
@@ -402,10 +408,7 @@ QrResult householder_qr(Builder& b, Value a, int64_t q_cols, int64_t r_rows) {
   QrResult result{Value{}, b.reshape(rmat, shape.with({r_rows, n}))};
   if (q_cols == 0) return result;
   // orgqr: Q applied to the first q_cols columns of I.
-  const std::vector<int64_t> bmq{batch, m, q_cols};
-  Value eye = b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, bmq}, 1),
-                                  b.iota({ElementType::kS64, bmq}, 2)),
-                        t);
+  Value eye = identity_matrix(b, batch, m, q_cols, t);
   result.q = apply_householder(b, f.packed, f.taus, b.reshape(eye, shape.with({m, q_cols})), false);
   return result;
 }
@@ -441,9 +444,7 @@ Value matrix_exp(Builder& b, Value a) {
                                                 b.splat(b.constant(real, std::log(2.0)), {batch})));
   Value scaled = b.binary("multiply", x, b.broadcast_in_dim(real_to(b, scale, t), bnn, {0}));
   // Horner: I + y (I + y/2 (I + y/3 (... (I + y/18)))).
-  Value eye = b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, bnn}, 1),
-                                  b.iota({ElementType::kS64, bnn}, 2)),
-                        t);
+  Value eye = identity_matrix(b, batch, n, n, t);
   Value poly = eye;
   for (int k = 18; k >= 1; --k) {
     Value term =

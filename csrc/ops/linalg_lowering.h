@@ -31,6 +31,14 @@ hlo::Value adjoint(hlo::Builder& b, hlo::Value x);
 // |x|^2 elementwise, in the real type (x's for a real x).
 hlo::Value abs_squared(hlo::Builder& b, hlo::Value x);
 
+// A real-valued x (a norm, a rotation's cosine) in the element type t:
+// converted for a complex t, as it is for a real one.
+hlo::Value real_to(hlo::Builder& b, hlo::Value x, hlo::ElementType t);
+
+// [batch, rows, cols] matrices of type t with ones on the diagonal.
+hlo::Value identity_matrix(hlo::Builder& b, int64_t batch, int64_t rows, int64_t cols,
+                           hlo::ElementType t);
+
 // Solves op(a) x = rhs (left) or x op(a) = rhs (!left) for x, where `a` is
 // triangular (only its `lower` or upper triangle is read; its diagonal is
 // taken as ones when `unit_diagonal`) and op is the identity, or the
