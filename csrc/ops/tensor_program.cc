@@ -163,16 +163,18 @@ TensorProgram::TensorProgram(const char* op, std::string key)
 
 TensorProgram::TensorProgram(const char* op, BorrowedKey key) : op_(op), key_(key.key) {}
 
-void TensorProgram::check_fits_storage(const at::Tensor& t, const ViewArg& v) const {
+DeviceStorage* TensorProgram::checked_storage(const at::Tensor& t, const ViewArg& v) const {
   // A tensor whose view reaches past its storage (left by a failed resize_,
   // or made by set_) fails here, at the call, in every eager mode; the
   // program would otherwise fail to compile, or, deferred, poison a region.
   // A ZeroTensor has no buffer. ATen's ZeroTensor key materializes it before
   // every kernel but a few that check for it (copy_, clone, dot); this keeps
   // any other path an error instead of a read through a null storage.
-  TORCH_CHECK(storage_of(t.storage()) != nullptr, op_,
-              ": got a ZeroTensor (a tensor with no tpu buffer), which this kernel cannot "
-              "read or write; materialize it with `.clone()`");
+  DeviceStorage* storage = storage_of(t.storage());
+  TORCH_CHECK(storage != nullptr, op_,
+              ": got a tensor with no tpu buffer (a ZeroTensor, or a tensor made over an address "
+              "that is not the start of a tpu storage), which this kernel cannot read or write; "
+              "materialize it with `.clone()`");
   int64_t last = v.offset;
   bool overflow = false;
   for (size_t d = 0; d < v.sizes.size(); ++d) {
@@ -186,6 +188,7 @@ void TensorProgram::check_fits_storage(const at::Tensor& t, const ViewArg& v) co
   TORCH_CHECK(!overflow && needed <= held, op_, ": a tensor of sizes ", t.sizes(), ", strides ",
               t.strides(), " and storage offset ", t.storage_offset(),
               " reaches past the end of its storage of ", held, " bytes");
+  return storage;
 }
 
 void TensorProgram::check_device(const at::Tensor& t) {
@@ -215,8 +218,7 @@ void TensorProgram::input(const at::Tensor& t) {
   auto& [slot, v] = inputs_.emplace_back(std::piecewise_construct, std::forward_as_tuple(-1),
                                          std::forward_as_tuple(t));
   if (v.numel > 0) {
-    check_fits_storage(t, v);
-    slot = slot_for(storage_of(t.storage()));
+    slot = slot_for(checked_storage(t, v));
     slots_[slot].needs_base = true;
   }
   input_order_.push_back(static_cast<int>(inputs_.size() - 1));
@@ -238,8 +240,7 @@ void TensorProgram::output(const at::Tensor& dst) {
   auto& [slot, v] = outputs_.emplace_back(std::piecewise_construct, std::forward_as_tuple(-1),
                                           std::forward_as_tuple(dst));
   if (v.numel > 0) {
-    check_fits_storage(dst, v);
-    DeviceStorage* storage = storage_of(dst.storage());
+    DeviceStorage* storage = checked_storage(dst, v);
     slot = slot_for(storage);
     if (!covers_storage(dst, v, *storage)) slots_[slot].needs_base = true;
   }

@@ -150,8 +150,9 @@ class TensorProgram {
     hlo::ElementType type;
     PackedScalar value;
   };
-  // `v` is t's view (its sizes, strides and offset, read once).
-  void check_fits_storage(const at::Tensor& t, const ViewArg& v) const;
+  // t's device storage, after checking it has one and that `v` (t's view:
+  // its sizes, strides and offset, read once) lies inside it.
+  DeviceStorage* checked_storage(const at::Tensor& t, const ViewArg& v) const;
   // The whole cache key (the op key, then storages, views and scalars),
   // written into `key`.
   void build_key(std::string& key) const;
