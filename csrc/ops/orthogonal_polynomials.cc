@@ -48,6 +48,14 @@ const std::map<std::string, Polynomial>& polynomials() {
   return *table;
 }
 
+// times * k + plus in type t, for an s64 k (a degree or a step index),
+// converted as CPU converts its int64 expressions to T.
+Value affine_as(Builder& c, Value k, int64_t times, int64_t plus, ElementType t) {
+  auto s64 = [&](int64_t v) { return c.splat(c.constant_int(ElementType::kS64, v), k.type.dims); };
+  Value scaled = times == 1 ? k : c.binary("multiply", k, s64(times));
+  return c.convert(c.binary("add", scaled, s64(plus)), t);
+}
+
 // One polynomial's evaluation over x [dims] and its integer degrees n.
 class Evaluation {
  public:
@@ -56,12 +64,7 @@ class Evaluation {
 
   Value full(double v) const { return b_.splat(b_.constant(t_, v), dims_); }
   Value integer(int64_t v) const { return b_.splat(b_.constant_int(ElementType::kS64, v), dims_); }
-  // An integer expression of n in x's type, as CPU's int64 -> T conversion.
-  Value as_float(Value integer_value) const { return b_.convert(integer_value, t_); }
-  Value n_plus(int64_t times, int64_t plus) const {
-    Value scaled = times == 1 ? n_ : b_.binary("multiply", n_, integer(times));
-    return as_float(b_.binary("add", scaled, integer(plus)));
-  }
+  Value n_plus(int64_t times, int64_t plus) const { return affine_as(b_, n_, times, plus, t_); }
   Value n_compare(Compare direction, int64_t v) const {
     return b_.compare(direction, n_, integer(v));
   }
@@ -218,13 +221,8 @@ Value orthogonal_polynomial(Builder& b, const std::string& op, Value x, Value n)
   if (poly.family == Family::kChebyshev) return chebyshev(e, poly.kind, poly.shifted);
   const ElementType t = e.type();
   // T(j) for the s64 step index j.
-  auto j_as = [&](Builder& c, Value j, int64_t times, int64_t plus) {
-    Value scaled = times == 1
-                       ? j
-                       : c.binary("multiply", j,
-                                  c.splat(c.constant_int(ElementType::kS64, times), j.type.dims));
-    return c.convert(
-        c.binary("add", scaled, c.splat(c.constant_int(ElementType::kS64, plus), j.type.dims)), t);
+  auto j_as = [t](Builder& c, Value j, int64_t times, int64_t plus) {
+    return affine_as(c, j, times, plus, t);
   };
   Value one = e.full(1);
   Value negative = e.n_compare(Compare::kLT, 0);
