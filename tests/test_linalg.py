@@ -231,6 +231,19 @@ def test_argument_errors_like_cpu():
          "Incompatible shapes of A and B"),
         (lambda d: torch.cholesky_inverse(torch.randn(3, 4, device=d)), RuntimeError,
          "cholesky_inverse: A must be batches of square matrices"),
+        # where CPU has no floating-point check of its own, its LAPACK
+        # kernel's dtype dispatch refuses an integer matrix
+        (lambda d: torch.linalg.eigh(torch.ones(3, 3, dtype=torch.long, device=d)),
+         NotImplementedError, "\"linalg_eigh_cpu\" not implemented for 'Long'"),
+        (lambda d: torch.linalg.lu_factor(torch.ones(3, 3, dtype=torch.int32, device=d)),
+         NotImplementedError, "\"lu_cpu\" not implemented for 'Int'"),
+        (lambda d: torch.linalg.lstsq(torch.ones(3, 3, dtype=torch.long, device=d),
+                                      torch.ones(3, 1, dtype=torch.long, device=d)),
+         RuntimeError, "This function doesn't handle types other than float and double"),
+        (lambda d: torch.linalg.lu_solve(torch.eye(3, dtype=torch.half, device=d),
+                                         torch.ones(3, dtype=torch.int32, device=d),
+                                         torch.ones(3, 1, dtype=torch.half, device=d)),
+         NotImplementedError, "\"linalg.lu_solve_cpu\" not implemented for 'Half'"),
     ]
     for fn, exc, message in cases:
         for device in ("cpu", DEV):
@@ -453,3 +466,4 @@ def test_matrix_exp_matches_cpu(dtype):
         torch.nn.utils.parametrizations.orthogonal(lin)  # matrix_exp for square weights
         x = torch.randn(2, 4)
         torch.testing.assert_close(copy.deepcopy(lin).to(DEV)(x.to(DEV)).cpu(), lin(x), atol=1e-5, rtol=1e-5)
+

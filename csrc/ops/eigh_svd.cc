@@ -35,7 +35,8 @@ std::tuple<at::Tensor&, at::Tensor&> linalg_eigh_out(const at::Tensor& A, c10::s
                                                      at::Tensor& eigenvectors) {
   const char* f = "linalg.eigh";
   check_square(A, f);
-  check_floating_or_complex(A, f);
+  // (no floating-point check of its own: CPU's dtype dispatch, below, is what
+  // refuses an integer A, with NotImplementedError)
   TORCH_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   check_lapack_dtype(A, "linalg_eigh_cpu");
@@ -121,7 +122,10 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_lstsq_out(
   const std::string name = driver.has_value() ? std::string(*driver) : "gelsy";
   TORCH_CHECK(name == "gels" || name == "gelsy" || name == "gelsd" || name == "gelss", f,
               ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
-  check_lapack_dtype(A, "linalg_lstsq_cpu");
+  const auto dtype = A.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kComplexFloat ||
+                  dtype == at::kComplexDouble,
+              f, ": This function doesn't handle types other than float and double");
   const int64_t m = A.size(-2), n = A.size(-1);
   const double eps = A.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
                                                     : std::numeric_limits<float>::epsilon();

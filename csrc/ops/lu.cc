@@ -85,11 +85,6 @@ at::Tensor permutation_sign(const at::Tensor& pivots, at::ScalarType dtype) {
   return at::where(swapped.sum(-1).remainder(2) == 1, -1, 1).to(dtype);
 }
 
-void check_lu_dtype(const at::Tensor& A, const char* f) {
-  check_floating_or_complex(A, f);
-  check_lapack_dtype(A, "lu_cpu");
-}
-
 }  // namespace
 
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_factor_ex_out(
@@ -97,7 +92,7 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_lu_factor_ex_out(
     at::Tensor& info) {
   const char* f = "torch.lu_factor";
   check_is_matrix(A, f);
-  check_lu_dtype(A, f);
+  check_lapack_dtype(A, "lu_cpu");
   TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   check_out_dtype(f, LU, A.scalar_type());
   check_out_dtype(f, pivots, at::kInt);
@@ -132,7 +127,7 @@ at::Tensor& linalg_lu_solve_out(const at::Tensor& LU, const at::Tensor& pivots, 
               ": Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with "
               "shape ",
               pivots.sizes(), " instead");
-  check_lapack_dtype(LU, "lu_solve_cpu");
+  check_lapack_dtype(LU, "linalg.lu_solve_cpu");
   check_out_dtype(f, out, B.scalar_type());
   std::vector<int64_t> batch =
       at::infer_size(LU.sizes().slice(0, LU.dim() - 2), B.sizes().slice(0, B.dim() - 2));
@@ -182,7 +177,8 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> linalg_solve_ex_o
 std::tuple<at::Tensor&, at::Tensor&> linalg_inv_ex_out(const at::Tensor& A, bool check_errors,
                                                        at::Tensor& inverse, at::Tensor& info) {
   check_square(A, "linalg.inv");
-  check_lu_dtype(A, "linalg.inv");
+  check_floating_or_complex(A, "linalg.inv");
+  check_lapack_dtype(A, "lu_cpu");
   at::Tensor LU = device_empty({0}, A.options());
   at::Tensor pivots = device_empty({0}, A.options().dtype(at::kInt));
   at::Tensor factor_info = device_empty({0}, A.options().dtype(at::kInt));
