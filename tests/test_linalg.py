@@ -467,3 +467,170 @@ def test_matrix_exp_matches_cpu(dtype):
         x = torch.randn(2, 4)
         torch.testing.assert_close(copy.deepcopy(lin).to(DEV)(x.to(DEV)).cpu(), lin(x), atol=1e-5, rtol=1e-5)
 
+
+def _matched(actual, expected):
+    """actual's eigenvalues reordered to pair with expected's (nearest
+    first): PyTorch does not fix their order, and tpu's differs from
+    LAPACK's. Returns the permutation of actual's last dim."""
+    a, e = actual.reshape(-1, actual.shape[-1]), expected.reshape(-1, expected.shape[-1])
+    orders = []
+    for row_a, row_e in zip(a, e):
+        free = list(range(row_a.shape[0]))
+        order = []
+        for value in row_e:
+            best = min(free, key=lambda i: abs(complex(row_a[i]) - complex(value)))
+            free.remove(best)
+            order.append(best)
+        orders.append(order)
+    return torch.tensor(orders).reshape(expected.shape)
+
+
+def _check_eig(A, atol):
+    """tpu's eig of A against CPU's and against its definition."""
+    w, v = torch.linalg.eig(A)
+    wt, vt = (t.cpu() for t in torch.linalg.eig(A.to(DEV)))
+    assert (wt.dtype, wt.shape, vt.dtype, vt.shape) == (w.dtype, w.shape, v.dtype, v.shape)
+    assert vt.stride() == v.stride(), "CPU's (column-major) eigenvectors"
+    # (each matrix's values relative to its scale)
+    scale = A.abs().amax((-2, -1)).clamp(min=1.0)
+    order = _matched(wt, w)
+    assert ((wt.gather(-1, order) - w).abs() <= atol * scale.unsqueeze(-1)).all()
+    # A V = V diag(w), unit columns whose largest entry is real and positive
+    residual = A.to(vt.dtype) @ vt - vt * wt.unsqueeze(-2)
+    assert (residual.abs().amax((-2, -1)) <= atol * scale).all()
+    torch.testing.assert_close(vt.norm(dim=-2), torch.ones(wt.shape, dtype=w.real.dtype),
+                               atol=atol, rtol=0)
+    largest = vt.gather(-2, vt.abs().argmax(-2, keepdim=True))
+    assert (largest.imag.abs() <= atol).all() and (largest.real > 0).all()
+    # eigvals: the same values in the same order
+    torch.testing.assert_close(torch.linalg.eigvals(A.to(DEV)).cpu(), wt)
+    return wt, vt
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.complex128])
+def test_eig_matches_cpu(dtype):
+    torch.manual_seed(0)
+    atol = 1e-4 if dtype in (torch.float32, torch.complex64) else 1e-11
+    _check_eig(torch.randn(1, 1, dtype=dtype), atol)
+    _check_eig(torch.randn(24, 24, dtype=dtype), atol)
+    # a batch, with matrices of large and small scale in it
+    A = torch.randn(2, 3, 5, 5, dtype=dtype)
+    A[0, 1] *= 1e6
+    A[1, 2] *= 1e-6
+    _check_eig(A, atol)
+    # empty and batches of empty matrices, as CPU
+    for shape in ((0, 0), (2, 0, 0), (0, 3, 3)):
+        A = torch.randn(*shape, dtype=dtype)
+        w, v = torch.linalg.eig(A)
+        wt, vt = torch.linalg.eig(A.to(DEV))
+        assert (wt.shape, vt.shape, wt.dtype) == (w.shape, v.shape, w.dtype)
+
+
+def test_eig_of_matrices_qr_iterations_find_hard():
+    """Cases where plain shifted QR stalls or divides by zero: a cyclic
+    permutation (every shift from a 2x2 corner is 0: the exceptional shift
+    breaks it), a rotation, Jordan blocks and a nilpotent matrix (repeated
+    eigenvalues: the back substitution's divisors are zero, and its vectors
+    must stay finite), identity, zeros, triangles, a symmetric matrix and a
+    companion matrix."""
+    f64 = torch.float64
+    cases = {
+        "cyclic": torch.roll(torch.eye(7, dtype=f64), 1, 0),
+        "swap": torch.tensor([[0.0, 1], [1, 0]], dtype=f64),
+        "rotation": torch.tensor([[0.0, -1], [1, 0]], dtype=f64),
+        "jordan": 2 * torch.eye(4, dtype=f64) + torch.diag(torch.ones(3, dtype=f64), 1),
+        "nilpotent": torch.diag(torch.ones(3, dtype=f64), 1),
+        "identity": torch.eye(4, dtype=f64),
+        "zeros": torch.zeros(3, 3, dtype=f64),
+        "upper": torch.triu(torch.randn(5, 5, dtype=f64)),
+        "lower": torch.tril(torch.randn(5, 5, dtype=f64)),
+        "symmetric": (lambda x: x + x.T)(torch.randn(5, 5, dtype=f64)),
+        "companion": torch.tensor([[0.0, 0, -6], [1, 0, 11], [0, 1, -6]], dtype=f64),
+    }
+    torch.manual_seed(0)
+    for name, A in cases.items():
+        defective = name in ("jordan", "nilpotent")
+        w, v = torch.linalg.eig(A)
+        wt, vt = (t.cpu() for t in torch.linalg.eig(A.to(DEV)))
+        assert torch.isfinite(torch.view_as_real(vt)).all(), name
+        order = _matched(wt, w)
+        torch.testing.assert_close(wt.gather(-1, order), w, atol=1e-12, rtol=0, msg=name)
+        residual = A.to(vt.dtype) @ vt - vt * wt.unsqueeze(-2)
+        assert residual.abs().max().item() < 1e-12, name
+        if defective:
+            # one eigenvector direction (e_1), as CPU's columns
+            torch.testing.assert_close(vt.abs(), v.abs(), atol=1e-12, rtol=0, msg=name)
+
+
+def test_eig_gradients_match_cpu():
+    """linalg.eig's backward (and eigvals', which PyTorch computes through
+    eig when a gradient is needed) on functions that do not depend on the
+    eigenvalues' order or the eigenvectors' phases."""
+    torch.manual_seed(0)
+    A0 = torch.randn(5, 5, dtype=torch.float64)
+    losses = {
+        "values": lambda w, v: (w.real ** 2 - w.imag ** 2).sum(),
+        "vectors": lambda w, v: (w.real * v.abs()[0] ** 2).sum(),
+    }
+    for name, loss in losses.items():
+        grads = []
+        for device in ("cpu", DEV):
+            a = A0.to(device).requires_grad_()
+            grads.append(torch.autograd.grad(loss(*torch.linalg.eig(a)), a)[0].cpu())
+        torch.testing.assert_close(grads[1], grads[0], atol=1e-9, rtol=1e-9, msg=name)
+    grads = []
+    for device in ("cpu", DEV):
+        a = A0.to(device).requires_grad_()
+        grads.append(torch.autograd.grad(torch.linalg.eigvals(a).abs().sum(), a)[0].cpu())
+    torch.testing.assert_close(grads[1], grads[0], atol=1e-9, rtol=1e-9)
+
+
+def test_eig_errors_and_out_like_cpu():
+    nan = torch.tensor([[1.0, float("nan")], [0, 1]])
+    cases = [
+        (lambda d: torch.linalg.eig(nan.to(d)), RuntimeError,
+         "torch.linalg.eig: input tensor should not contain infs or NaNs."),
+        (lambda d: torch.linalg.eig(torch.ones(2, 3, device=d)), RuntimeError,
+         "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices"),
+        (lambda d: torch.linalg.eigvals(torch.ones(3, device=d)), RuntimeError,
+         "linalg.eigvals: The input tensor A must have at least 2 dimensions."),
+        (lambda d: torch.linalg.eig(torch.ones(3, 3, dtype=torch.long, device=d)), RuntimeError,
+         "Unknown Complex ScalarType for Long"),
+        (lambda d: torch.linalg.eigvals(torch.ones(3, 3, dtype=torch.half, device=d)),
+         NotImplementedError, "\"linalg_eig_out_cpu\" not implemented for 'Half'"),
+        (lambda d: torch.linalg.eig(torch.eye(3, device=d),
+                                    out=(torch.empty(0, device=d), torch.empty(0, device=d))),
+         RuntimeError, "torch.linalg.eig: Expected eigenvalues to be safely castable from "
+                       "ComplexFloat dtype, but got eigenvalues with dtype Float"),
+        (lambda d: torch.linalg.eigvals(torch.eye(3, device=d), out=torch.empty(0, device=d)),
+         RuntimeError, "torch.linalg.eigvals: Expected eigenvalues to be safely castable"),
+    ]
+    for fn, exc, message in cases:
+        for device in ("cpu", DEV):
+            with pytest.raises(exc, match=message):
+                fn(device)
+    # eigvals does not check for infs or NaNs: the eigenvalues of such a
+    # matrix come out as NaN, as from CPU's LAPACK (for NaN entries CPU's
+    # MKL stops the process, so only tpu is asked)
+    inf = torch.tensor([[1.0, float("inf")], [2, 1]])
+    assert torch.isnan(torch.linalg.eigvals(inf)).all()
+    for m in (inf, torch.tensor([[float("nan"), 1.0], [2, 1]]),
+              torch.tensor([[1.0, 2, 3], [4, float("inf"), 6], [7, 8, 9]]),
+              torch.tensor([[1.0, float("inf")], [0, 1]])):
+        assert torch.isnan(torch.linalg.eigvals(m.to(DEV)).cpu()).all()
+    # out= of a wider complex type, resized from empty, column-major vectors
+    A = torch.randn(4, 4)
+    outs = {}
+    for device in ("cpu", DEV):
+        w = torch.empty(0, dtype=torch.complex128, device=device)
+        v = torch.empty(0, dtype=torch.complex64, device=device)
+        torch.linalg.eig(A.to(device), out=(w, v))
+        e = torch.empty(0, dtype=torch.complex128, device=device)
+        torch.linalg.eigvals(A.to(device), out=e)
+        outs[device] = (w.cpu(), v.cpu(), e.cpu())
+    (w, v, e), (wt, vt, et) = outs["cpu"], outs[DEV]
+    assert (wt.dtype, vt.dtype, et.dtype) == (w.dtype, v.dtype, e.dtype)
+    assert vt.stride() == v.stride()
+    order = _matched(wt, w)
+    torch.testing.assert_close(wt.gather(-1, order), w, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(et, wt)

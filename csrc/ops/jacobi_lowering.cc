@@ -27,26 +27,6 @@ double epsilon(ElementType t) {
                                 : static_cast<double>(std::numeric_limits<float>::epsilon());
 }
 
-// The real part (x itself for a real type).
-Value real_part(Builder& b, Value x) {
-  if (!hlo::is_complex(x.type.element)) return x;
-  return b.op("stablehlo.real", {x}, {hlo::real_part_type(x.type.element), x.type.dims});
-}
-
-// |z| elementwise, in the real type.
-Value magnitude(Builder& b, Value z) {
-  if (!hlo::is_complex(z.type.element)) return b.unary("abs", z);
-  return b.op("stablehlo.abs", {z}, {hlo::real_part_type(z.type.element), z.type.dims});
-}
-
-// z / |z| elementwise (1 where z is 0): the sign of a real z.
-Value unit_phase(Builder& b, Value z) {
-  Value magnitude = real_to(b, ops::magnitude(b, z), z.type.element);
-  Value one = b.splat(b.constant(z.type.element, 1), z.type.dims);
-  Value is_zero = b.compare(Compare::kEQ, magnitude, b.zeros(magnitude.type));
-  return b.select(is_zero, one, b.binary("divide", z, b.select(is_zero, one, magnitude)));
-}
-
 // (c u - s v, s u + c v) for u, v and the rotations' c, s broadcast into
 // them along `dims`.
 std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s,

@@ -74,6 +74,11 @@ std::tuple<at::Tensor&, at::Tensor&> linalg_qr_out(const at::Tensor& A, c10::str
 std::tuple<at::Tensor&, at::Tensor&> linalg_eigh_out(const at::Tensor& A, c10::string_view uplo,
                                                      bool compute_v, at::Tensor& eigenvalues,
                                                      at::Tensor& eigenvectors);
+std::tuple<at::Tensor&, at::Tensor&> linalg_eig_out(const at::Tensor& A, at::Tensor& eigenvalues,
+                                                    at::Tensor& eigenvectors);
+std::tuple<at::Tensor, at::Tensor> linalg_eig(const at::Tensor& A);
+at::Tensor& linalg_eigvals_out(const at::Tensor& A, at::Tensor& out);
+at::Tensor linalg_eigvals(const at::Tensor& A);
 std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> linalg_svd_out(
     const at::Tensor& A, bool full_matrices, bool compute_uv,
     std::optional<c10::string_view> driver, at::Tensor& U, at::Tensor& S, at::Tensor& Vh);

@@ -266,6 +266,23 @@ Value real_to(Builder& b, Value x, ElementType t) {
   return hlo::is_complex(t) ? b.convert(x, t) : x;
 }
 
+Value real_part(Builder& b, Value x) {
+  if (!hlo::is_complex(x.type.element)) return x;
+  return b.op("stablehlo.real", {x}, {hlo::real_part_type(x.type.element), x.type.dims});
+}
+
+Value magnitude(Builder& b, Value z) {
+  if (!hlo::is_complex(z.type.element)) return b.unary("abs", z);
+  return b.op("stablehlo.abs", {z}, {hlo::real_part_type(z.type.element), z.type.dims});
+}
+
+Value unit_phase(Builder& b, Value z) {
+  Value magnitude = real_to(b, ops::magnitude(b, z), z.type.element);
+  Value one = b.splat(b.constant(z.type.element, 1), z.type.dims);
+  Value is_zero = b.compare(Compare::kEQ, magnitude, b.zeros(magnitude.type));
+  return b.select(is_zero, one, b.binary("divide", z, b.select(is_zero, one, magnitude)));
+}
+
 Value identity_matrix(Builder& b, int64_t batch, int64_t rows, int64_t cols, ElementType t) {
   const std::vector<int64_t> dims{batch, rows, cols};
   return b.convert(b.compare(Compare::kEQ, b.iota({ElementType::kS64, dims}, 1),

@@ -35,6 +35,15 @@ hlo::Value abs_squared(hlo::Builder& b, hlo::Value x);
 // converted for a complex t, as it is for a real one.
 hlo::Value real_to(hlo::Builder& b, hlo::Value x, hlo::ElementType t);
 
+// The real part (x itself for a real type).
+hlo::Value real_part(hlo::Builder& b, hlo::Value x);
+
+// |z| elementwise, in the real type.
+hlo::Value magnitude(hlo::Builder& b, hlo::Value z);
+
+// z / |z| elementwise (1 where z is 0): the sign of a real z.
+hlo::Value unit_phase(hlo::Builder& b, hlo::Value z);
+
 // [batch, rows, cols] matrices of type t with ones on the diagonal.
 hlo::Value identity_matrix(hlo::Builder& b, int64_t batch, int64_t rows, int64_t cols,
                            hlo::ElementType t);

@@ -197,6 +197,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("ormqr", TORCH_FN(ops::ormqr));
   m.impl("ormqr.out", TORCH_FN(ormqr_out));
   m.impl("_linalg_eigh.eigenvalues", TORCH_FN(linalg_eigh_out));
+  m.impl("linalg_eig", TORCH_FN(ops::linalg_eig));
+  m.impl("linalg_eig.out", TORCH_FN(linalg_eig_out));
+  m.impl("_linalg_eigvals", TORCH_FN(ops::linalg_eigvals));
+  m.impl("linalg_eigvals.out", TORCH_FN(linalg_eigvals_out));
   m.impl("_linalg_svd.U", TORCH_FN(linalg_svd_out));
   m.impl("linalg_lstsq.out", TORCH_FN(linalg_lstsq_out));
   m.impl("_thnn_fused_lstm_cell", TORCH_FN(thnn_fused_lstm_cell));
