@@ -64,6 +64,17 @@ struct Grid {
                         c.compare(Compare::kEQ, cols, each(k)));
     return c.reduce(c.select(at, x, c.zeros(x.type)), c.constant(x.type.element, 0), {1, 2}, "add");
   }
+  // Each matrix's row r left of the diagonal.
+  Value left_in_row(Value r) const {
+    return c.binary("and", c.compare(Compare::kEQ, rows, each(r)),
+                    c.compare(Compare::kLT, cols, each(r)));
+  }
+  // sum |x[r, j]| over j < r: how strongly row r couples to the rows above.
+  Value coupling(Value x, Value r) const {
+    const ElementType real = hlo::real_part_type(x.type.element);
+    return c.reduce(c.select(left_in_row(r), magnitude(c, x), c.zeros({real, dims})),
+                    c.constant(real, 0), {1, 2}, "add");
+  }
   Value diagonal(Value x) const {
     return c.reduce(c.select(c.compare(Compare::kEQ, rows, cols), x, c.zeros(x.type)),
                     c.constant(x.type.element, 0), {2}, "add");
@@ -122,11 +133,7 @@ Deflation deflate(Builder& b, Value h, Value hi, Value scale, const Limits& lim)
         Value h = v[0], hi = v[1], scale = v[4];
         Value one = c.splat(s64(c, 1), batch);
         Value above = c.maximum(c.binary("subtract", hi, one), c.splat(s64(c, 0), batch));
-        // The row's coupling: sum |h[hi, j]| over j < hi.
-        Value in_row = c.binary("and", c.compare(Compare::kEQ, g.rows, g.each(hi)),
-                                c.compare(Compare::kLT, g.cols, g.each(hi)));
-        Value coupling = c.reduce(c.select(in_row, magnitude(c, h), c.zeros({real, dims})),
-                                  c.constant(real, 0), {1, 2}, "add");
+        Value coupling = g.coupling(h, hi);
         // LAPACK's test: against the two diagonal entries, or the matrix's
         // scale where both are zero.
         Value near = c.binary("add", magnitude(c, g.entry(h, hi, hi)),
@@ -139,7 +146,7 @@ Deflation deflate(Builder& b, Value h, Value hi, Value scale, const Limits& lim)
                                  c.binary("or", c.compare(Compare::kLE, coupling, bound),
                                           // (a NaN never converges: it ends as it is)
                                           c.compare(Compare::kNE, coupling, coupling)));
-        h = c.select(c.binary("and", in_row, g.each(isolate)), c.zeros(h.type), h);
+        h = c.select(c.binary("and", g.left_in_row(hi), g.each(isolate)), c.zeros(h.type), h);
         hi = c.select(isolate, c.binary("subtract", hi, one), hi);
         Value any = c.reduce(isolate, c.constant_int(ElementType::kPred, 0), {0}, "or");
         return std::vector<Value>{h, hi, any, c.binary("or", v[3], isolate), scale};
@@ -221,9 +228,8 @@ Value triangular_eigenvectors(Builder& b, Value t, const Limits& lim) {
 // (the first of equal magnitude) is real and positive: geev's normalization.
 Value normalized_columns(Builder& b, Value v) {
   const std::vector<int64_t> dims = v.type.dims;
-  const int64_t batch = dims[0], n = dims[1];
+  const int64_t n = dims[1];
   const ElementType t = v.type.element, real = hlo::real_part_type(t);
-  const std::vector<int64_t> bn{batch, n};
   Value sq = abs_squared(b, v);
   Value norm = b.unary("sqrt", b.reduce(sq, b.constant(real, 0), {1}, "add"));
   v = b.binary("divide", v, b.broadcast_in_dim(real_to(b, norm, t), dims, {0, 2}));
@@ -237,7 +243,6 @@ Value normalized_columns(Builder& b, Value v) {
   Value largest =
       b.reduce(b.select(picked, v, b.zeros(v.type)), b.constant(t, 0), {1}, "add");  // [B, n]
   Value turn = b.conj(unit_phase(b, largest));
-  (void)bn;
   return b.binary("multiply", v, b.broadcast_in_dim(turn, dims, {0, 2}));
 }
 
@@ -282,10 +287,7 @@ EigResult schur_eig(Builder& b, Value a, bool vectors) {
         Deflation d = deflate(c, v[1], v[3], v[5], lim);
         Value stall = c.select(d.isolated, c.zeros(v[4].type), v[4]);
         const Grid g(c, dims);
-        Value in_row = c.binary("and", c.compare(Compare::kEQ, g.rows, g.each(d.hi)),
-                                c.compare(Compare::kLT, g.cols, g.each(d.hi)));
-        Value coupling = c.reduce(c.select(in_row, magnitude(c, d.h), c.zeros({real, dims})),
-                                  c.constant(real, 0), {1, 2}, "add");
+        Value coupling = g.coupling(d.h, d.hi);
         Value ten = c.splat(s64(c, 10), per_matrix);
         Value stalled = c.binary(
             "and", c.compare(Compare::kGT, stall, c.zeros(stall.type)),
