@@ -794,6 +794,63 @@ def test_histogram_counts_and_edges_like_cpu():
     same_error(lambda t, e: torch.histogram(t, bins=e), x.double(), torch.tensor([0.0, 5.0]))
 
 
+def _dd(r):
+    return (r.hist, *r.bin_edges)
+
+
+def test_histogramdd_counts_and_edges_like_cpu():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(200, 3, generator=g)
+    w = torch.rand(200, generator=g)
+    close(lambda t: _dd(torch.histogramdd(t, bins=[2, 3, 4])), x)
+    close(lambda t: _dd(torch.histogramdd(t, bins=5)), x)
+    close(lambda t: _dd(torch.histogramdd(t, bins=[3, 1, 2], range=[-1.0, 1, 0, 2, -3, 0.5])), x)
+    close(lambda t, v: _dd(torch.histogramdd(t, bins=[4, 3, 2], weight=v, density=True)), x, w)
+    # explicit edges (uneven), points on edges and outside them, NaN
+    edges = [torch.tensor([-1.0, 0.0, 0.5, 2.0]), torch.tensor([-2.0, 2.0]),
+             torch.tensor([-0.5, 0.0, 0.5])]
+    pts = torch.cat([x[:50], torch.tensor([[0.0, 2.0, 0.5], [2.0, -2.0, -0.5], [NAN, 0.0, 0.0],
+                                          [3.0, 0.0, 0.0]])])
+    close(lambda t, *e: _dd(torch.histogramdd(t, bins=list(e))), pts, *edges)
+    close(lambda t, *e: _dd(torch.histogramdd(t, bins=list(e), density=True)), pts, *edges)
+    # leading dims flatten into points; weights take those dims
+    close(lambda t, v: _dd(torch.histogramdd(t, bins=[3, 2], weight=v)),
+          torch.randn(4, 5, 2, generator=g, dtype=torch.float64),
+          torch.rand(4, 5, generator=g, dtype=torch.float64))
+    close(lambda t: _dd(torch.histogramdd(t, bins=[2, 3])), torch.empty(0, 2))  # empty: [0, 1]
+    close(lambda t: _dd(torch.histogramdd(t, bins=[2, 3])), torch.tensor([[1.0, 2.0], [1.0, 3.0]]))
+    # 1-d histogram is the D = 1 case: CPU refuses weights of another dtype
+    same_error(lambda t, v: torch.histogram(t, bins=2, weight=v), x[:, 0], w.double())
+    bad = [
+        (lambda t: torch.histogramdd(t, bins=[2, 3]), (x,),
+         "The size of bins must be equal to the innermost dimension"),
+        (lambda t: torch.histogramdd(t, bins=[2, 0, 4]), (x,), "bins must be > 0, but got 0 for dimension 1"),
+        (lambda t: torch.histogramdd(t, bins=[2, 3, 4], range=[0.0, 1, 0, 1]), (x,),
+         "for a 3-dimensional histogram range should have 6 elements, but got 4"),
+        (lambda t: torch.histogramdd(t, bins=[2, 3, 4], range=[1.0, 0, 0, 1, 0, 1]), (x,),
+         "min should not exceed max, but got min 1 max 0 for dimension 0"),
+        (lambda t, *e: torch.histogramdd(t, bins=list(e)), (x, *edges[:2]),
+         "expected 3 sequences of bin edges for a 3-dimensional histogram but got 2"),
+        (lambda t, *e: torch.histogramdd(t, bins=list(e)), (x, edges[0], edges[1].double(), edges[2]),
+         "bins for dimension 1 with dtype double"),
+        (lambda t, v: torch.histogramdd(t, bins=[2, 3, 4], weight=v), (x, torch.ones(9)),
+         "should have the same shape as the input tensor excluding its innermost dimension"),
+        (lambda t, v: torch.histogramdd(t, bins=[2, 3, 4], weight=v), (x, w.double()),
+         "input tensor and weight tensor should have the same dtype"),
+        (lambda t: torch.histogramdd(t, bins=[2]), (torch.randn(10),),
+         "input tensor should have at least 2 dimensions"),
+        (lambda t: torch.histogramdd(t, bins=[2, 3]), (torch.tensor([[1.0, INF]]),),
+         "dimension 1's range \\[inf, inf\\] is not finite"),
+        (lambda t: torch.histogramdd(t, bins=[2, 3, 4]), (x.long(),),
+         "\"histogramdd\" not implemented for 'Long'"),
+    ]
+    for fn, args, message in bad:
+        with pytest.raises(Exception, match=message) as cpu:
+            fn(*args)
+        with pytest.raises(type(cpu.value), match=message):
+            fn(*_to(args))
+
+
 def test_renorm_values_in_place_gradients_and_errors():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4, 3, 5, generator=g) * 3

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <tuple>
+#include <vector>
 
 namespace torch_tpu::ops {
 
@@ -23,5 +24,15 @@ std::tuple<at::Tensor, at::Tensor> histogram_bins_tensor(const at::Tensor& self,
                                                          const at::Tensor& bins,
                                                          const std::optional<at::Tensor>& weight,
                                                          bool density);
+
+std::vector<at::Tensor> histogramdd_bin_edges(const at::Tensor& self, at::IntArrayRef bins,
+                                              std::optional<at::ArrayRef<double>> range,
+                                              const std::optional<at::Tensor>& weight,
+                                              bool density);
+at::Tensor histogramdd_from_bin_cts(const at::Tensor& self, at::IntArrayRef bins,
+                                    std::optional<at::ArrayRef<double>> range,
+                                    const std::optional<at::Tensor>& weight, bool density);
+at::Tensor histogramdd_from_bin_tensors(const at::Tensor& self, at::TensorList bins,
+                                        const std::optional<at::Tensor>& weight, bool density);
 
 }  // namespace torch_tpu::ops

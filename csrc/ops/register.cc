@@ -171,6 +171,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("multilabel_margin_loss_backward", TORCH_FN(multilabel_margin_loss_backward));
   m.impl("histogram.bin_ct", TORCH_FN(histogram_bin_ct));
   m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
+  m.impl("_histogramdd_bin_edges", TORCH_FN(histogramdd_bin_edges));
+  m.impl("_histogramdd_from_bin_cts", TORCH_FN(histogramdd_from_bin_cts));
+  m.impl("_histogramdd_from_bin_tensors", TORCH_FN(histogramdd_from_bin_tensors));
   m.impl("vdot", TORCH_FN(vdot));
   m.impl("vdot.out", TORCH_FN(vdot_out));
   m.impl("complex.out", TORCH_FN(complex_out));
