@@ -851,6 +851,51 @@ def test_histogramdd_counts_and_edges_like_cpu():
             fn(*_to(args))
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+def test_segment_reduce_values_gradients_and_errors_like_cpu(reduce):
+    """By lengths and by offsets (which may skip positions), along the first
+    and an inner axis with per-row segments, empty segments, with and
+    without `initial`; gradients with ties (max/min share them) and zeros
+    (prod: one zero, two zeros)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.tensor([1.0, 2, 3, 4, 5, 6])
+    lengths = torch.tensor([2, 0, 3, 1])
+    inner = torch.randn(3, 7, 4, generator=g, dtype=torch.float64)
+    inner_lengths = torch.tensor([[2, 5], [3, 4], [0, 7]])
+    for initial in (None, 7.0):
+        close(lambda t, n: torch.segment_reduce(t, reduce, lengths=n, initial=initial), x, lengths)
+        close(lambda t, o: torch.segment_reduce(t, reduce, offsets=o, initial=initial), x,
+              torch.tensor([1, 2, 2, 5]))
+        close(lambda t, n: torch.segment_reduce(t, reduce, lengths=n, axis=1, initial=initial),
+              inner, inner_lengths)
+        close(lambda t, n: torch.segment_reduce(t, reduce, lengths=n, initial=initial),
+              torch.randn(6, 3, generator=g), lengths.int())
+        for data, n, axis in ((torch.tensor([1.0, 3, 3, 2, 5, 5]), torch.tensor([3, 3]), 0),
+                              (torch.tensor([1.0, 3, 0, 2, 5, 5]), torch.tensor([3, 0, 3]), 0),
+                              (torch.tensor([0.0, 3, 0, 2, 5, 0.5]), torch.tensor([3, 3]), 0),
+                              (inner, inner_lengths, 1)):
+            grads = []
+            for device in ("cpu", DEV):
+                t = data.to(device).requires_grad_()
+                y = torch.segment_reduce(t, reduce, lengths=n.to(device), axis=axis, initial=initial)
+                w = (torch.arange(y.numel(), dtype=y.dtype).reshape(y.shape) + 1).to(device)
+                grads.append(torch.autograd.grad((y * w).nansum(), t)[0].cpu())
+            torch.testing.assert_close(grads[1], grads[0], equal_nan=True)
+    for args, kwargs in (((x, reduce), {}), ((x, "median"), {"lengths": lengths}),
+                         ((x, reduce), {"lengths": torch.tensor([7, -1])}),
+                         ((x, reduce), {"lengths": torch.tensor([2, 2])}),
+                         ((x, reduce), {"indices": torch.tensor([0, 0, 1, 1, 2, 2])}),
+                         ((x.long(), reduce), {"lengths": torch.tensor([6])}),
+                         ((x, reduce), {"lengths": torch.tensor([6.0])}),
+                         ((inner, reduce), {"lengths": torch.tensor([1, 6]), "axis": 1})):
+        with pytest.raises(Exception) as cpu:
+            torch.segment_reduce(*args, **kwargs)
+        with pytest.raises(type(cpu.value)) as tpu:
+            torch.segment_reduce(*_to(args), **{k: _to(v) for k, v in kwargs.items()})
+        if type(cpu.value) is RuntimeError:
+            assert str(tpu.value).split("\n")[0] == str(cpu.value).split("\n")[0]
+
+
 def test_renorm_values_in_place_gradients_and_errors():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4, 3, 5, generator=g) * 3

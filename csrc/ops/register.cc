@@ -37,6 +37,7 @@
 #include "ops/scaled_mm_kernels.h"
 #include "ops/search_kernels.h"
 #include "ops/sequence_kernels.h"
+#include "ops/segment_reduce_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
 #include "ops/vector_product_kernels.h"
@@ -174,6 +175,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_histogramdd_bin_edges", TORCH_FN(histogramdd_bin_edges));
   m.impl("_histogramdd_from_bin_cts", TORCH_FN(histogramdd_from_bin_cts));
   m.impl("_histogramdd_from_bin_tensors", TORCH_FN(histogramdd_from_bin_tensors));
+  m.impl("segment_reduce", TORCH_FN(ops::segment_reduce));
+  m.impl("_segment_reduce_backward", TORCH_FN(segment_reduce_backward));
   m.impl("vdot", TORCH_FN(vdot));
   m.impl("vdot.out", TORCH_FN(vdot_out));
   m.impl("complex.out", TORCH_FN(complex_out));
