@@ -896,6 +896,38 @@ def test_segment_reduce_values_gradients_and_errors_like_cpu(reduce):
             assert str(tpu.value).split("\n")[0] == str(cpu.value).split("\n")[0]
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int64, torch.float16,
+                                   torch.bfloat16, torch.float32, torch.float64])
+def test_hash_tensor_like_cpu(dtype):
+    """The xor of the elements' 64 bits (floats widened to double, integers
+    to int64): all dims, chosen dims, keepdim, out=, NaN and -0.0."""
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(3, 4, 5, generator=g) * 50).to(dtype)
+    if dtype.is_floating_point:
+        x[0, 0, 0], x[1, 1, 1] = float("nan"), -0.0
+    same(torch.hash_tensor, x)
+    same(lambda t: torch.hash_tensor(t, dim=1), x)
+    same(lambda t: torch.hash_tensor(t, dim=(0, 2), keepdim=True), x)
+    same(lambda t: torch.hash_tensor(t[0, 0, 1]), x)
+    same(lambda t: torch.hash_tensor(t, dim=0), x[:, :0])
+    out = {}
+    for device in ("cpu", DEV):
+        o = torch.empty(0, dtype=torch.uint64, device=device)
+        torch.hash_tensor(x.to(device), dim=-1, out=o)
+        out[device] = o.cpu()
+    assert torch.equal(out[DEV], out["cpu"])
+    for fn in (lambda t: torch.hash_tensor(t, mode=1), lambda t: torch.hash_tensor(t[:, :0]),
+               lambda t: torch.hash_tensor(t[:, :0], dim=1),
+               lambda t: torch.hash_tensor(t, out=torch.empty(0, device=t.device)),
+               lambda t: torch.hash_tensor(t.to(torch.complex64))):
+        with pytest.raises(Exception) as cpu:
+            fn(x)
+        with pytest.raises(type(cpu.value)) as tpu:
+            fn(x.to(DEV))
+        assert str(tpu.value).split("\n")[0].replace("xor_sum_cpu", "xor_sum") == \
+            str(cpu.value).split("\n")[0].replace("xor_sum_cpu", "xor_sum")
+
+
 def test_renorm_values_in_place_gradients_and_errors():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4, 3, 5, generator=g) * 3

@@ -62,6 +62,7 @@ struct Args {
   std::optional<at::ScalarType> dtype;
   std::optional<at::Scalar> correction;
   double ord = 2.0;  // linalg_vector_norm
+  int64_t mode = 0;  // hash_tensor
   std::vector<at::Tensor> outs;
 };
 
@@ -88,6 +89,8 @@ Args parse(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       if (!v.isNone()) a.correction = v.toScalar();
     } else if (name == "ord") {
       a.ord = v.toScalar().toDouble();
+    } else if (name == "mode") {
+      a.mode = v.toInt();
     } else if (name == "unbiased") {
       a.correction = at::Scalar(v.toBool() ? 1 : 0);
     } else if (schema.arguments()[i].alias_info() &&
@@ -128,6 +131,9 @@ void check_reduction_outs(const std::string& name, const char* op, const Args& a
   } else if (name == "all" || name == "any") {
     TORCH_CHECK(out.scalar_type() == at::kBool || out.scalar_type() == at::kByte, name,
                 " only supports bool tensor for result, got: ", out.scalar_type());
+  } else if (name == "hash_tensor") {
+    TORCH_CHECK(out.scalar_type() == at::kUInt64, "Expected result to be of dtype uint64, but got ",
+                out.scalar_type());
   }
 }
 
@@ -155,12 +161,28 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                              name == "min" || name == "amax" || name == "amin";
   TORCH_CHECK((name != "argmax" && name != "argmin") || self.scalar_type() != at::kBool, name,
               "(): does not support bool input");
-  if (self.numel() == 0 && picks_element) {
-    TORCH_CHECK(!(all_dims && name != "amax" && name != "amin"), name,
-                "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                "reduction dim with the 'dim' argument.");
+  const bool hash = name == "hash_tensor";
+  if (hash) {
+    // torch.hash_tensor: the xor of the elements' 64 bits (floats as double,
+    // integers and bools as int64), CPU's only mode
+    TORCH_CHECK(a.mode == 0, "Unknown hash_tensor mode: ", a.mode);
+    const at::ScalarType t = self.scalar_type();
+    const bool hashable = t == at::kBool || t == at::kByte || t == at::kChar || t == at::kShort ||
+                          t == at::kInt || t == at::kLong || t == at::kHalf || t == at::kBFloat16 ||
+                          t == at::kFloat || t == at::kDouble;
+    TORCH_CHECK_NOT_IMPLEMENTED(hashable, "\"xor_sum\" not implemented for '", c10::toString(t),
+                                "'");
+  }
+  if (self.numel() == 0 && (picks_element || hash)) {
+    // (hash_tensor says "hash_tensor: ", the others "name(): ")
+    const char* sep = hash ? ": " : "(): ";
+    TORCH_CHECK(
+        !(all_dims || (hash && a.dim && a.dim->empty())) || name == "amax" || name == "amin", name,
+        sep,
+        "Expected reduction dim to be specified for input.numel() == 0. Specify the "
+        "reduction dim with the 'dim' argument.");
     for (int64_t d : dims) {
-      TORCH_CHECK_INDEX(self.size(d) != 0, name, "(): Expected reduction dim ", d,
+      TORCH_CHECK_INDEX(self.size(d) != 0, name, sep, "Expected reduction dim ", d,
                         " to have non-zero size.");
     }
   }
@@ -190,6 +212,8 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                 "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
                 c10::toString(in_type));
     out_type = a.dtype.value_or(c10::toRealValueType(in_type));
+  } else if (hash) {
+    out_type = at::kUInt64;
   } else if (name == "logsumexp") {
     out_type = at::isIntegralType(in_type, true)
                    ? c10::typeMetaToScalarType(c10::get_default_dtype())
@@ -237,8 +261,10 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // away from a code path where the newer XLA CPU plugin
   // (lammps-jax-pjrt-cpu 0.11.2) never finishes compiling (convert to f32,
   // reduce, convert back).
-  const ElementType acc = picks_element ? element_type_for(acc_type, op_name.c_str())
-                                        : opmath_element_type_for(acc_type, op_name.c_str());
+  if (hash) acc_type = at::isFloatingType(in_type) ? at::kDouble : at::kLong;
+  const ElementType acc = picks_element || hash
+                              ? element_type_for(acc_type, op_name.c_str())
+                              : opmath_element_type_for(acc_type, op_name.c_str());
   double correction = a.correction ? a.correction->toDouble() : 1.0;
 
   std::string key = "reduce:" + name + ":" + hlo::mlir_name(acc) + ":" + std::to_string(a.keepdim);
@@ -320,6 +346,9 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         Value s = reduce(b, b.binary("power", ax, p), dims, "add");
         outs.push_back(b.binary("power", s, b.splat(b.constant(acc, 1.0 / a.ord), s.type.dims)));
       }
+    } else if (hash) {
+      Value bits = b.bitcast_convert(x, {ElementType::kU64, x.type.dims});
+      outs.push_back(reduce(b, bits, dims, "xor"));
     } else if (name == "logsumexp") {
       Value m = reduce(b, x, dims, "maximum");
       // A slice of all -inf (or +inf) must not turn into NaN via inf - inf.
@@ -390,7 +419,9 @@ void register_reductions(torch::Library& m) {
                            "logsumexp",
                            "logsumexp.out",
                            "linalg_vector_norm",
-                           "linalg_vector_norm.out"}) {
+                           "linalg_vector_norm.out",
+                           "hash_tensor",
+                           "hash_tensor.out"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&reduction_kernel>());
   }
 }
