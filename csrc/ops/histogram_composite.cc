@@ -151,6 +151,19 @@ std::optional<at::Tensor> flat_weight(const std::optional<at::Tensor>& weight) {
   return weight->reshape({-1});
 }
 
+// A 1-d histogram's checks: the weights take the input's shape (CPU's
+// message shows the input as the [N, 1] points it histograms).
+void check_histogram_1d(const at::Tensor& self, const at::Tensor& points,
+                        const std::optional<at::Tensor>& weight) {
+  if (weight.has_value() && weight->defined()) {
+    TORCH_CHECK(weight->sizes() == self.sizes(),
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with shape ",
+                points.sizes(), " and weight with shape ", weight->sizes());
+  }
+  check_histogram_input(points, flat_weight(weight));
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> histogram_bin_ct(const at::Tensor& self, int64_t bins,
@@ -159,13 +172,7 @@ std::tuple<at::Tensor, at::Tensor> histogram_bin_ct(const at::Tensor& self, int6
                                                     bool density) {
   const at::Tensor points = self.reshape({-1, 1});
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
-  if (weight.has_value() && weight->defined()) {
-    TORCH_CHECK(weight->sizes() == self.sizes(),
-                "torch.histogramdd: if weight tensor is provided it should have the same shape "
-                "as the input tensor excluding its innermost dimension, but got input with shape ",
-                points.sizes(), " and weight with shape ", weight->sizes());
-  }
-  check_histogram_input(points, flat_weight(weight));
+  check_histogram_1d(self, points, weight);
   TORCH_CHECK(!range.has_value() || range->size() == 2,
               "torch.histogram(): range should have 2 elements, got ", range->size());
   const std::vector<int64_t> counts{bins};
@@ -182,13 +189,7 @@ std::tuple<at::Tensor, at::Tensor> histogram_bins_tensor(const at::Tensor& self,
               bins.dim(), " dimensions in the bins tensor for dimension 0");
   TORCH_CHECK(bins.numel() > 1, "torch.histogram(): bins must be > 0, but got ", bins.numel() - 1,
               " for dimension 0");
-  if (weight.has_value() && weight->defined()) {
-    TORCH_CHECK(weight->sizes() == self.sizes(),
-                "torch.histogramdd: if weight tensor is provided it should have the same shape "
-                "as the input tensor excluding its innermost dimension, but got input with shape ",
-                points.sizes(), " and weight with shape ", weight->sizes());
-  }
-  check_histogram_input(points, flat_weight(weight));
+  check_histogram_1d(self, points, weight);
   std::vector<at::Tensor> edges = checked_edges(points, {bins});
   return {count_into_bins(points, edges, flat_weight(weight), density), edges[0].clone()};
 }
