@@ -3,9 +3,10 @@
 // complex) and layout (eigenvectors column-major). Eigenvalues are those of
 // CPU's LAPACK to rounding, but their order along the last dim can differ
 // from LAPACK's (PyTorch does not specify one), and each eigenvector is
-// unique only up to a unit phase (geev's rule, the largest component real,
-// is applied here too, but for a real A LAPACK only normalizes the sign of a
-// real eigenvector's arbitrary direction).
+// unique only up to a unit phase. Here every vector gets geev's rule for
+// complex ones (unit norm, largest component real and positive); LAPACK
+// leaves a real eigenvector of a real A with whichever sign its algorithm
+// produced, so such a column can differ from CPU's by its sign.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 
