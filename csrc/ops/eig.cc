@@ -72,7 +72,7 @@ void eig_into(const at::Tensor& A, at::ScalarType type, const char* api, at::Ten
   at::native::resize_output(values, w.sizes());
   values.copy_(w);
   if (vectors != nullptr) {
-    if (vectors->sizes() != v.sizes()) resize_column_major(*vectors, v.sizes());
+    resize_column_major(*vectors, v.sizes());
     vectors->copy_(v);
   }
 }

@@ -36,10 +36,9 @@ struct Limits {
   double small;  // LAPACK's smlnum: the least safe value times n / ulp
 };
 Limits limits(ElementType real, int64_t n) {
-  const bool f64 = real == ElementType::kF64;
-  const double eps = f64 ? std::numeric_limits<double>::epsilon()
-                         : static_cast<double>(std::numeric_limits<float>::epsilon());
-  const double least = f64 ? std::numeric_limits<double>::min()
+  const double eps = epsilon(real);
+  const double least = real == ElementType::kF64
+                           ? std::numeric_limits<double>::min()
                            : static_cast<double>(std::numeric_limits<float>::min());
   return {eps, least * static_cast<double>(std::max<int64_t>(n, 1)) / eps};
 }
@@ -75,9 +74,10 @@ struct Grid {
     return c.reduce(c.select(left_in_row(r), magnitude(c, x), c.zeros({real, dims})),
                     c.constant(real, 0), {1, 2}, "add");
   }
-  Value diagonal(Value x) const {
-    return c.reduce(c.select(c.compare(Compare::kEQ, rows, cols), x, c.zeros(x.type)),
-                    c.constant(x.type.element, 0), {2}, "add");
+  // The row above r (r itself for row 0), for each matrix.
+  Value above(Value r) const {
+    const std::vector<int64_t> batch{dims[0]};
+    return c.maximum(c.binary("subtract", r, c.splat(s64(c, 1), batch)), c.splat(s64(c, 0), batch));
   }
 };
 
@@ -90,8 +90,7 @@ Value shift(const Grid& g, Value h, Value hi, Value coupling, Value stalled) {
   Builder& c = g.c;
   const ElementType t = h.type.element;
   const std::vector<int64_t> batch{g.dims[0]};
-  Value one = c.splat(s64(c, 1), batch);
-  Value above = c.maximum(c.binary("subtract", hi, one), c.splat(s64(c, 0), batch));
+  Value above = g.above(hi);
   Value a = g.entry(h, above, above), p = g.entry(h, above, hi), q = g.entry(h, hi, above),
         d = g.entry(h, hi, hi);
   Value half = c.binary("multiply", c.binary("subtract", a, d), c.splat(c.constant(t, 0.5), batch));
@@ -132,7 +131,7 @@ Deflation deflate(Builder& b, Value h, Value hi, Value scale, const Limits& lim)
         const Grid g(c, dims);
         Value h = v[0], hi = v[1], scale = v[4];
         Value one = c.splat(s64(c, 1), batch);
-        Value above = c.maximum(c.binary("subtract", hi, one), c.splat(s64(c, 0), batch));
+        Value above = g.above(hi);
         Value coupling = g.coupling(h, hi);
         // LAPACK's test: against the two diagonal entries, or the matrix's
         // scale where both are zero.
@@ -178,17 +177,16 @@ std::pair<Value, Value> qr_step(Builder& c, Value h, Value z, Value hi, Value mu
   return {c.select(running, stepped, h), c.select(running, zq, z)};
 }
 
-// The eigenvectors of the upper triangular t (columns of X, X[k][k] = 1) by
+// The eigenvectors of the upper triangular t with diagonal `eigenvalues`
+// (columns of X, X[k][k] = 1) by
 // back substitution, row by row from the bottom: x_jk = -(sum_{l > j} t_jl
 // x_lk) / (t_jj - t_kk), the divisor kept off zero as LAPACK's trevc does
 // for repeated eigenvalues.
-Value triangular_eigenvectors(Builder& b, Value t, const Limits& lim) {
+Value triangular_eigenvectors(Builder& b, Value t, Value eigenvalues, const Limits& lim) {
   const std::vector<int64_t> dims = t.type.dims;
   const int64_t batch = dims[0], n = dims[1];
   const ElementType type = t.type.element, real = hlo::real_part_type(type);
   const std::vector<int64_t> bn{batch, n};
-  const Grid g0(b, dims);
-  Value eigenvalues = g0.diagonal(t);
   Value floor = b.maximum(
       b.binary("multiply", magnitude(b, eigenvalues), b.splat(b.constant(real, lim.eps), bn)),
       b.splat(b.constant(real, lim.small), bn));
@@ -307,17 +305,16 @@ EigResult schur_eig(Builder& b, Value a, bool vectors) {
   Value info =
       b.convert(b.select(unfinished, b.binary("add", hi, b.splat(s64(b, 1), per_matrix)), hi),
                 ElementType::kS32);
-  const Grid g(b, dims);
   EigResult result;
   // A matrix with an inf or NaN has NaN eigenvalues and vectors, as from
   // LAPACK (whose balancing spreads them; the iterations here could isolate
   // a finite diagonal entry next to an infinite coupling).
   Value finite = all_finite(b, h0);
-  result.eigenvalues = b.reshape(nan_unless(b, g.diagonal(h), finite), shape.with({n}));
+  Value eigenvalues = diagonal(b, h);
+  result.eigenvalues = b.reshape(nan_unless(b, eigenvalues, finite), shape.with({n}));
   result.info = b.reshape(info, shape.batch_dims);
   if (!vectors) return result;
-  Value tri = triangle(b, h, false);
-  Value x = triangular_eigenvectors(b, tri, lim);
+  Value x = triangular_eigenvectors(b, triangle(b, h, false), eigenvalues, lim);
   Value v = b.dot_general(z, x, {0}, {0}, {2}, {1}, t);
   result.eigenvectors =
       b.reshape(nan_unless(b, normalized_columns(b, v), finite), shape.with({n, n}));

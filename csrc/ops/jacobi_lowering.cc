@@ -22,11 +22,6 @@ using hlo::Value;
 
 namespace {
 
-double epsilon(ElementType t) {
-  return t == ElementType::kF64 ? std::numeric_limits<double>::epsilon()
-                                : static_cast<double>(std::numeric_limits<float>::epsilon());
-}
-
 // (c u - s v, s u + c v) for u, v and the rotations' c, s broadcast into
 // them along `dims`.
 std::pair<Value, Value> rotate(Builder& b, Value u, Value v, Value c, Value s,
@@ -192,13 +187,6 @@ Value crop(Builder& b, Value x, int64_t rows, int64_t cols) {
 Value diagonal_mask(Builder& b, int64_t batch, int64_t n) {
   return b.compare(Compare::kEQ, b.iota({ElementType::kS64, {batch, n, n}}, 1),
                    b.iota({ElementType::kS64, {batch, n, n}}, 2));
-}
-
-// The diagonals of x [B, n, n] as [B, n].
-Value diagonal(Builder& b, Value x) {
-  const int64_t batch = x.type.dims[0], n = x.type.dims[1];
-  return b.reduce(b.select(diagonal_mask(b, batch, n), x, b.zeros(x.type)),
-                  b.constant(x.type.element, 0), {2}, "add");
 }
 
 // x [B, m, n] with its columns reordered: column j is x's column order[b, j].

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,19 @@ Value abs_squared(Builder& b, Value x) {
 
 Value real_to(Builder& b, Value x, ElementType t) {
   return hlo::is_complex(t) ? b.convert(x, t) : x;
+}
+
+double epsilon(ElementType t) {
+  return t == ElementType::kF64 ? std::numeric_limits<double>::epsilon()
+                                : static_cast<double>(std::numeric_limits<float>::epsilon());
+}
+
+Value diagonal(Builder& b, Value x) {
+  const std::vector<int64_t>& dims = x.type.dims;
+  Value on_diagonal = b.compare(Compare::kEQ, b.iota({ElementType::kS64, dims}, 1),
+                                b.iota({ElementType::kS64, dims}, 2));
+  return b.reduce(b.select(on_diagonal, x, b.zeros(x.type)), b.constant(x.type.element, 0), {2},
+                  "add");
 }
 
 Value real_part(Builder& b, Value x) {

@@ -35,6 +35,12 @@ hlo::Value abs_squared(hlo::Builder& b, hlo::Value x);
 // converted for a complex t, as it is for a real one.
 hlo::Value real_to(hlo::Builder& b, hlo::Value x, hlo::ElementType t);
 
+// The epsilon of the real type t (f32 or f64): LAPACK's ulp.
+double epsilon(hlo::ElementType t);
+
+// The diagonals of x [B, n, n] as [B, n].
+hlo::Value diagonal(hlo::Builder& b, hlo::Value x);
+
 // The real part (x itself for a real type).
 hlo::Value real_part(hlo::Builder& b, hlo::Value x);
 

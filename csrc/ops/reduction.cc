@@ -176,11 +176,12 @@ void reduction_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (self.numel() == 0 && (picks_element || hash)) {
     // (hash_tensor says "hash_tensor: ", the others "name(): ")
     const char* sep = hash ? ": " : "(): ";
-    TORCH_CHECK(
-        !(all_dims || (hash && a.dim && a.dim->empty())) || name == "amax" || name == "amin", name,
-        sep,
-        "Expected reduction dim to be specified for input.numel() == 0. Specify the "
-        "reduction dim with the 'dim' argument.");
+    // (no dim, or dim=[]: every dim; picks_element ops other than amax and
+    // amin take no dim list)
+    const bool every_dim = !a.dim || a.dim->empty();
+    TORCH_CHECK(!every_dim || name == "amax" || name == "amin", name, sep,
+                "Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                "reduction dim with the 'dim' argument.");
     for (int64_t d : dims) {
       TORCH_CHECK_INDEX(self.size(d) != 0, name, sep, "Expected reduction dim ", d,
                         " to have non-zero size.");
