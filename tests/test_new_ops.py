@@ -10,6 +10,8 @@ output exactly (values, NaN positions, dtype, shape); `close(...)` allows
 float rounding; `same_error(...)` requires the same exception class.
 """
 
+import io
+
 import pytest
 import torch
 
@@ -940,3 +942,55 @@ def test_renorm_values_in_place_gradients_and_errors():
     torch.testing.assert_close(xt.grad.cpu(), xc.grad, atol=1e-4, rtol=1e-5)
     for args in ((x, 0, 0, 1.0), (x, 2, 0, -1.0), (x.long(), 2, 0, 1.0), (x, 2, 5, 1.0)):
         same_error(torch.renorm, *args)
+
+
+def test_data_dependent_results_report_their_own_storage_size():
+    # A data-dependent result lives in a power-of-two bucket on the device;
+    # its storage says the bytes it uses, as on CPU (a nested buffer takes its
+    # size from the storage, and torch.save writes the storage).
+    x = torch.arange(20.0)
+    mask = x.remainder(3) == 0  # 7 elements: bucket 8
+    for fn in (lambda t, m: torch.masked_select(t, m), lambda t, m: torch.nonzero(m),
+               lambda t, m: torch.unique(t.floor_divide(4)), lambda t, m: m.long().bincount()):
+        expected = fn(x, mask)
+        actual = fn(x.to(DEV), mask.to(DEV))
+        assert actual.untyped_storage().nbytes() == expected.untyped_storage().nbytes()
+        assert torch.equal(actual.cpu(), expected)
+        saved, saved_cpu = io.BytesIO(), io.BytesIO()
+        torch.save(actual, saved)
+        torch.save(expected, saved_cpu)
+        assert len(saved.getvalue()) == len(saved_cpu.getvalue())
+
+
+def test_growing_a_data_dependent_result_keeps_its_values():
+    x = torch.arange(20.0, device=DEV)
+    selected = torch.masked_select(x, x.remainder(3) == 0)  # 7 of a bucket of 8
+    selected.resize_(12)
+    selected[7:] = -1.0
+    assert selected.cpu().tolist() == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0] + [-1.0] * 5
+
+
+# ---------------------------------------------------------------------------
+# softmax gradients' out= forms (nested softmax's backward writes through them)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, out_name", [("_softmax_backward_data", "grad_input"),
+                                            ("_log_softmax_backward_data", "out")])
+def test_softmax_backward_out_matches_cpu(name, out_name):
+    packet = getattr(torch.ops.aten, name).out
+
+    def op(grad, output, dim, dtype, out):
+        return packet(grad, output, dim, dtype, **{out_name: out})
+
+    g = torch.Generator().manual_seed(3)
+    grad = torch.randn(3, 5, generator=g)
+    output = torch.randn(3, 5, generator=g).softmax(0)
+    for dim in (0, -1):
+        close(lambda gr, y, out: (op(gr, y, dim, torch.float32, out), out),
+              grad, output, torch.empty(0))
+    same_error(lambda gr, y, out: op(gr, y, 1, torch.float32, out),
+               grad, output, torch.empty(0, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double"):
+        op(grad.to(DEV), output.to(DEV), 1, torch.float32,
+           torch.empty(0, dtype=torch.float64, device=DEV))

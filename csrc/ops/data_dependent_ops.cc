@@ -20,8 +20,9 @@
 //    program (one compile per input shape), then, when the count is below
 //    half the input's size, keep a bucket of rows (one more small program,
 //    one compile per bucket).
-// Either way the returned tensor is its storage's first `count` rows
-// (a resize that only shrinks, which moves no data).
+// Either way the returned tensor is its buffer's first `count` rows (a
+// resize that only shrinks, which moves no data), and its storage's size
+// says `count` rows (keep_first_rows).
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -76,6 +77,17 @@ int64_t bucket_for(int64_t count, int64_t limit) {
   int64_t bucket = 1;
   while (bucket < count) bucket <<= 1;
   return std::min(bucket, limit);
+}
+
+// Makes `result` (a fresh bucket-sized tensor) its first rows, `sizes`. The
+// device buffer keeps its bucket; the storage reports the bytes the result
+// uses, as a CPU result's would: code that reads a tensor's size from its
+// storage (a nested tensor's buffer, torch.save) must not see the rows past
+// the count.
+void keep_first_rows(at::Tensor& result, at::IntArrayRef sizes) {
+  resize_(result, sizes, std::nullopt);
+  result.storage().unsafeGetStorageImpl()->set_nbytes(static_cast<size_t>(result.numel()) *
+                                                      result.element_size());
 }
 
 // Reads a small s64 tensor: the op's one blocking device-to-host read.
@@ -141,7 +153,7 @@ at::Tensor nonzero(const at::Tensor& self) {
     }
     return std::vector<Value>{b.concatenate(columns, 1)};
   });
-  resize_(result, {count, ndim}, std::nullopt);
+  keep_first_rows(result, {count, ndim});
   return result;
 }
 
@@ -171,7 +183,7 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
     return std::vector<Value>{
         b.scatter_1d(b.zeros({values.type.element, {bucket}}), slots, values)};
   });
-  resize_(result, {count}, std::nullopt);
+  keep_first_rows(result, {count});
   return result;
 }
 
@@ -226,7 +238,7 @@ at::Tensor repeat_interleave_counts(const at::Tensor& repeats, std::optional<int
         b.scatter_1d(b.zeros({ElementType::kS64, {rows}}), ends, s64_splat(b, 1, {n}), "add");
     return std::vector<Value>{hlo::inclusive_scan(b, marks, 0, "add")};
   });
-  resize_(result, {total}, std::nullopt);
+  keep_first_rows(result, {total});
   return result;
 }
 
@@ -276,7 +288,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
     return std::vector<Value>{
         b.scatter_1d(b.zeros({t, {rows}}), b.convert(in[0], ElementType::kS64), updates, "add")};
   });
-  resize_(result, {size}, std::nullopt);
+  keep_first_rows(result, {size});
   return result;
 }
 
@@ -365,8 +377,8 @@ UniqueResult unique_rows(const at::Tensor& rows_view, bool consecutive, const ch
     r.counts = counts;
   }
   sizes[0] = groups;
-  resize_(r.values, sizes, std::nullopt);
-  resize_(r.counts, {groups}, std::nullopt);
+  keep_first_rows(r.values, sizes);
+  keep_first_rows(r.counts, {groups});
   return r;
 }
 

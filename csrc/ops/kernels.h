@@ -93,6 +93,10 @@ at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& output, in
                             at::ScalarType input_dtype);
 at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
                                 at::ScalarType input_dtype);
+at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                 at::ScalarType input_dtype, at::Tensor& out);
+at::Tensor& log_softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                     at::ScalarType input_dtype, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
                                                     const at::Tensor& target,
                                                     const std::optional<at::Tensor>& weight,

@@ -109,6 +109,12 @@ at::Tensor softmax_backward_common(const at::Tensor& grad, const at::Tensor& out
   return out;
 }
 
+// The out= forms' dtype rule (CPU's structured kernels: out has input_dtype).
+void check_softmax_backward_out(const at::Tensor& out, at::ScalarType input_dtype) {
+  TORCH_CHECK(out.scalar_type() == input_dtype, "Expected out tensor to have dtype ",
+              c10::scalarTypeToTypeMeta(input_dtype), ", but got ", out.dtype(), " instead");
+}
+
 // One-hot mask of `target` over the class dim (dim 1, or 0 for 1-D input).
 Value class_mask(Builder& b, Value target, const std::vector<int64_t>& input_shape,
                  int64_t class_dim) {
@@ -172,6 +178,18 @@ at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& output, in
 at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
                                 at::ScalarType input_dtype) {
   return softmax_backward_common(grad, output, dim, input_dtype, true, at::Tensor());
+}
+at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                 at::ScalarType input_dtype, at::Tensor& out) {
+  check_softmax_backward_out(out, input_dtype);
+  softmax_backward_common(grad, output, dim, input_dtype, false, out);
+  return out;
+}
+at::Tensor& log_softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                     at::ScalarType input_dtype, at::Tensor& out) {
+  check_softmax_backward_out(out, input_dtype);
+  softmax_backward_common(grad, output, dim, input_dtype, true, out);
+  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,

@@ -21,6 +21,7 @@
 #include "ops/index_composite_kernels.h"
 #include "ops/index_kernels.h"
 #include "ops/index_write_kernels.h"
+#include "ops/jagged_kernels.h"
 #include "ops/kernels.h"
 #include "ops/ldexp_kernels.h"
 #include "ops/linalg_kernels.h"
@@ -114,6 +115,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
   m.impl("_softmax_backward_data", TORCH_FN(softmax_backward));
   m.impl("_log_softmax_backward_data", TORCH_FN(log_softmax_backward));
+  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
   m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
   m.impl("mse_loss", TORCH_FN(mse_loss));
@@ -177,6 +180,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_histogramdd_from_bin_tensors", TORCH_FN(histogramdd_from_bin_tensors));
   m.impl("segment_reduce", TORCH_FN(ops::segment_reduce));
   m.impl("_segment_reduce_backward", TORCH_FN(segment_reduce_backward));
+  m.impl("_jagged_to_padded_dense_forward", TORCH_FN(jagged_to_padded_dense));
+  m.impl("_padded_dense_to_jagged_forward", TORCH_FN(padded_dense_to_jagged));
   m.impl("vdot", TORCH_FN(vdot));
   m.impl("vdot.out", TORCH_FN(vdot_out));
   m.impl("complex.out", TORCH_FN(complex_out));

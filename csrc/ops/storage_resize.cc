@@ -28,7 +28,9 @@ void resize_storage_bytes(const c10::Storage& storage, size_t new_nbytes) {
     if (new_nbytes % hlo::byte_size(type) != 0) type = hlo::ElementType::kU8;
     const hlo::ElementType old_type = old_storage->element();
     const int64_t old_count = old_storage->element_count();
-    const int64_t old_n = static_cast<int64_t>(old_nbytes / hlo::byte_size(type));
+    // The old contents are the whole device buffer, which can be longer than
+    // the storage says (a data-dependent result keeps its bucket).
+    const int64_t old_n = static_cast<int64_t>(old_storage->nbytes() / hlo::byte_size(type));
     const int64_t new_n = static_cast<int64_t>(new_nbytes / hlo::byte_size(type));
     const std::string key = std::string("resize:") + hlo::mlir_name(old_type) + ":" +
                             std::to_string(old_count) + "->" + hlo::mlir_name(type) + ":" +
