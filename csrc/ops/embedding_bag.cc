@@ -7,6 +7,7 @@
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/TensorUtils.h>
+#include <ATen/ops/_embedding_bag_sparse_backward.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
@@ -42,7 +43,7 @@ void check_arguments(const at::Tensor& weight, const at::Tensor& indices, const 
   TORCH_CHECK(offsets.dim() == 1, "offsets has to be a 1D Tensor, but got Tensor of dimension ",
               offsets.dim());
   TORCH_CHECK(mode == kSum || mode == kMean || mode == kMax, "embedding_bag: unknown mode ", mode);
-  TORCH_CHECK(!sparse, "embedding_bag: sparse gradients are not supported on tpu");
+  (void)sparse;  // (it only chooses the gradient's layout)
   if (per_sample_weights && per_sample_weights->defined()) {
     TORCH_CHECK(mode == kSum, "embedding_bag: per_sample_weights only supported with mode='sum'");
     TORCH_CHECK(per_sample_weights->scalar_type() == weight.scalar_type(),
@@ -184,12 +185,18 @@ at::Tensor embedding_bag_dense_backward(const at::Tensor& grad, const at::Tensor
 }
 
 at::Tensor embedding_bag_backward(const at::Tensor& grad, const at::Tensor& indices,
-                                  const at::Tensor& /*offsets*/, const at::Tensor& offset2bag,
+                                  const at::Tensor& offsets, const at::Tensor& offset2bag,
                                   const at::Tensor& bag_size, const at::Tensor& maximum_indices,
                                   c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode,
                                   bool sparse, const std::optional<at::Tensor>& per_sample_weights,
                                   int64_t padding_idx) {
-  TORCH_CHECK(!sparse, "embedding_bag: sparse gradients are not supported on tpu");
+  if (sparse) {
+    // PyTorch's composite: the bags' gradients spread to their indices' rows
+    // (dense tpu ops), as a sparse tensor over the weight's rows.
+    return at::_embedding_bag_sparse_backward_symint(grad, indices, offsets, offset2bag, bag_size,
+                                                     std::move(num_weights), scale_grad_by_freq,
+                                                     mode, per_sample_weights, padding_idx);
+  }
   return embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
                                       std::move(num_weights), scale_grad_by_freq, mode,
                                       per_sample_weights, padding_idx);

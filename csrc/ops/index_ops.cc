@@ -419,9 +419,10 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, int64_
               "Expected tensor for argument #1 'indices' to have one of the following scalar "
               "types: Long, Int; but got ",
               indices.scalar_type(), " instead (while checking arguments for embedding)");
-  TORCH_CHECK(!sparse, "embedding: sparse gradients are not supported on tpu");
+  // (padding_idx, scale_grad_by_freq and sparse only shape the gradient)
   (void)padding_idx;
   (void)scale_grad_by_freq;
+  (void)sparse;
   at::Tensor flat = device_empty({0}, weight.options());
   index_select_as("embedding", IndexErrorClass::kIndexError, weight, 0, indices.reshape({-1}),
                   flat);

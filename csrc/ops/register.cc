@@ -41,6 +41,7 @@
 #include "ops/segment_reduce_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
+#include "ops/sparse_coo_kernels.h"
 #include "ops/vector_product_kernels.h"
 #include "ops/weight_norm_kernels.h"
 
@@ -493,6 +494,25 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Elementwise ops: one boxed kernel for all overloads.
   register_elementwise(m);
   register_reductions(m);
+}
+
+// Sparse COO tensors whose indices and values are tpu tensors (the kernels
+// PyTorch writes as host loops; the rest are in ops/sparse_coo_generic.cc).
+TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
+  m.impl("_coalesce", TORCH_FN(sparse_coalesce));
+  m.impl("_to_dense", TORCH_FN(sparse_to_dense));
+  m.impl("add.out", TORCH_FN(sparse_add_out));
+  m.impl("add.Tensor", TORCH_FN(sparse_add));
+  m.impl("add_.Tensor", TORCH_FN(sparse_add_));
+  m.impl("mul.out", TORCH_FN(sparse_mul_out));
+  m.impl("mul.Tensor", TORCH_FN(sparse_mul));
+  m.impl("mul_.Tensor", TORCH_FN(sparse_mul_));
+  m.impl("addmm.out", TORCH_FN(sparse_addmm_out));
+  m.impl("addmm", TORCH_FN(sparse_addmm));
+  m.impl("addmm_", TORCH_FN(sparse_addmm_));
+  m.impl("mm", TORCH_FN(sparse_mm));
+  m.impl("mm.out", TORCH_FN(sparse_mm_out));
+  m.impl("sparse_mask", TORCH_FN(sparse_mask));
 }
 
 }  // namespace torch_tpu::ops

@@ -1,0 +1,323 @@
+// Sparse COO tensors on tpu: the kernels whose CPU versions walk the indices
+// on the host (coalescing, conversion to dense, sums and products with
+// another tensor), written with dense tpu ops on the indices and values.
+// A sparse tpu tensor is PyTorch's SparseTensorImpl holding two tpu tensors,
+// indices [sparse_dim, nnz] and values [nnz, dense dims...]; everything that
+// only rearranges those runs PyTorch's own kernels (ops/sparse_coo_generic.cc).
+//
+// Each element's position is flattened to one linear index over the sparse
+// dims; coalescing sorts those with unique (one host read of the count, as
+// CUDA's coalesce makes) and sums duplicates with index_add. Sums of two
+// sparse tensors concatenate their entries without coalescing, as CUDA does
+// (no host read; gradient accumulation is the common case).
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/SparseTensorUtils.h>
+#include <ATen/native/TypeProperties.h>
+
+#include <vector>
+
+#include "ops/sparse_coo_kernels.h"
+
+namespace torch_tpu::ops {
+namespace {
+
+std::vector<int64_t> sparse_sizes(const at::Tensor& t) {
+  const auto sizes = t.sizes();
+  return std::vector<int64_t>(sizes.begin(), sizes.begin() + t.sparse_dim());
+}
+
+int64_t product(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// Each entry's row-major position over the sparse dims, [nnz].
+at::Tensor linear_index(const at::Tensor& indices, const std::vector<int64_t>& sizes) {
+  if (sizes.empty()) return at::zeros({indices.size(1)}, indices.options());
+  at::Tensor linear = indices.select(0, 0);
+  for (size_t d = 1; d < sizes.size(); ++d) {
+    linear = linear * sizes[d] + indices.select(0, static_cast<int64_t>(d));
+  }
+  return linear;
+}
+
+// The inverse of linear_index: [sparse_dim, n].
+at::Tensor unflatten_index(at::Tensor linear, const std::vector<int64_t>& sizes) {
+  std::vector<at::Tensor> rows(sizes.size());
+  for (size_t d = sizes.size(); d-- > 0;) {
+    rows[d] = linear.remainder(sizes[d]);
+    linear = linear.div(sizes[d], "floor");
+  }
+  if (rows.empty()) return at::empty({0, linear.size(0)}, linear.options());
+  return at::stack(rows);
+}
+
+// Rows of `source` added into `target`'s rows at `index` (duplicates sum).
+// Bool values add as "or", as CPU's sparse kernels add them.
+at::Tensor& add_rows(at::Tensor& target, const at::Tensor& index, const at::Tensor& source,
+                     const at::Scalar& alpha = 1) {
+  if (target.scalar_type() != at::kBool) return target.index_add_(0, index, source, alpha);
+  at::Tensor counts = at::zeros(target.sizes(), target.options().dtype(at::kLong));
+  counts.index_add_(0, index, source.to(at::kLong));
+  return target.logical_or_(counts.ne(0));
+}
+
+at::Tensor make_sparse(const at::Tensor& like, at::IntArrayRef sizes, const at::Tensor& indices,
+                       const at::Tensor& values, bool coalesced) {
+  return at::_sparse_coo_tensor_with_dims_and_tensors(
+      like.sparse_dim(), like.dense_dim(), sizes, indices, values,
+      values.options().layout(at::kSparse), coalesced);
+}
+
+// Makes the sparse `out` hold (indices, values) of the given sizes.
+at::Tensor& set_sparse(at::Tensor& out, const at::Tensor& like, at::IntArrayRef sizes,
+                       const at::Tensor& indices, const at::Tensor& values, bool coalesced) {
+  out.sparse_resize_(sizes, like.sparse_dim(), like.dense_dim());
+  at::sparse::alias_into_sparse(out, indices, values);
+  out._coalesced_(coalesced);
+  return out;
+}
+
+at::ScalarType checked_result_type(const at::Tensor& self, const at::Tensor& other,
+                                   const at::Tensor& out, const char* op) {
+  const at::ScalarType type = at::result_type(self, other);
+  TORCH_CHECK(at::canCast(type, out.scalar_type()), op, ": result type ", type,
+              " can't be cast to the desired output type ", out.scalar_type());
+  return type;
+}
+
+// A dense operand of a product with a sparse one: a 0-dim tensor is a
+// scalar; anything else broadcasts to the sparse operand's shape.
+bool is_scalar(const at::Tensor& t) { return !t.is_sparse() && t.dim() == 0; }
+
+// `dense` at the sparse entries of `like` ([nnz, dense dims...]).
+at::Tensor gather_at(const at::Tensor& dense, const at::Tensor& like, const char* op) {
+  const std::vector<int64_t> shape = at::infer_size(dense.sizes(), like.sizes());
+  TORCH_CHECK_NOT_IMPLEMENTED(at::IntArrayRef(shape) == like.sizes(), op,
+                              ": a dense operand of shape ", dense.sizes(),
+                              " broadcasts a sparse one of shape ", like.sizes(),
+                              " to a larger shape, which tpu does not support");
+  const std::vector<int64_t> sparse = sparse_sizes(like);
+  std::vector<int64_t> rows_shape{product(sparse)};
+  for (int64_t d = like.sparse_dim(); d < like.dim(); ++d) rows_shape.push_back(like.size(d));
+  return dense.expand(like.sizes())
+      .reshape(rows_shape)
+      .index_select(0, linear_index(like._indices(), sparse));
+}
+
+}  // namespace
+
+at::Tensor sparse_coalesce(const at::Tensor& self) {
+  const at::Tensor indices = self._indices(), values = self._values();
+  if (self._nnz() < 2)
+    return make_sparse(self, self.sizes(), indices.clone(), values.clone(), true);
+  const std::vector<int64_t> sparse = sparse_sizes(self);
+  auto [unique, inverse, counts] =
+      at::_unique2(linear_index(indices, sparse), /*sorted=*/true, /*return_inverse=*/true,
+                   /*return_counts=*/false);
+  (void)counts;
+  std::vector<int64_t> values_shape = values.sizes().vec();
+  values_shape[0] = unique.size(0);
+  at::Tensor summed = at::zeros(values_shape, values.options());
+  add_rows(summed, inverse, values);
+  return make_sparse(self, self.sizes(), unflatten_index(unique, sparse), summed, true);
+}
+
+at::Tensor sparse_to_dense(const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                           std::optional<bool> masked_grad) {
+  (void)masked_grad;  // (it only chooses the gradient's formula)
+  TORCH_CHECK(!dtype.has_value(), "dtype argument is not supported by sparse_to_dense");
+  const at::Tensor values = self._values();
+  at::Tensor dense = at::zeros(self.sizes(), values.options().layout(at::kStrided));
+  if (self._nnz() == 0 || dense.numel() == 0) return dense;
+  const std::vector<int64_t> sparse = sparse_sizes(self);
+  std::vector<int64_t> rows_shape = values.sizes().vec();
+  rows_shape[0] = product(sparse);
+  at::Tensor rows = dense.view(rows_shape);
+  add_rows(rows, linear_index(self._indices(), sparse), values);
+  return dense;
+}
+
+at::Tensor& sparse_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,
+                           at::Tensor& out) {
+  const at::ScalarType type = checked_result_type(self, other, out, "add");
+  TORCH_CHECK(other.is_sparse(),
+              "add(sparse, dense) is not supported. Use add(dense, sparse) instead.");
+  if (!self.is_sparse()) {
+    // dense + alpha * sparse: a dense result, the sparse entries added in place.
+    TORCH_CHECK(self.sizes() == other.sizes(),
+                "add: expected 'self' and 'other' to have same size, "
+                "but self has size ",
+                self.sizes(), " while other has size ", other.sizes(),
+                " (FYI: dense-sparse addition does not currently support broadcasting)");
+    TORCH_CHECK(!out.is_sparse(), "add: the result of dense + sparse is dense, got a sparse out=");
+    if (!out.is_same(self)) {
+      at::native::resize_output(out, self.sizes());
+      out.copy_(self);
+    }
+    if (other._nnz() == 0 || out.numel() == 0) return out;
+    const std::vector<int64_t> sparse = sparse_sizes(other);
+    std::vector<int64_t> rows_shape = other._values().sizes().vec();
+    rows_shape[0] = product(sparse);
+    at::Tensor rows = out.view(rows_shape);
+    add_rows(rows, linear_index(other._indices(), sparse), other._values().to(out.scalar_type()),
+             alpha);
+    return out;
+  }
+  TORCH_CHECK(self.sizes() == other.sizes(),
+              "add: expected sizes of 'self' and 'other' to match, but ", self.sizes(),
+              " != ", other.sizes());
+  TORCH_CHECK(self.sparse_dim() == other.sparse_dim() && self.dense_dim() == other.dense_dim(),
+              "add: expected 'self' and 'other' to have same sparse and dense dimensions, but got ",
+              self.sparse_dim(), ", ", self.dense_dim(), " and ", other.sparse_dim(), ", ",
+              other.dense_dim());
+  TORCH_CHECK(out.is_sparse(), "add: the result of sparse + sparse is sparse, got a dense out=");
+  const at::ScalarType out_type = out.scalar_type();
+  (void)type;
+  at::Tensor values = at::cat({self._values().to(out_type), other._values().to(out_type) * alpha});
+  at::Tensor indices = at::cat({self._indices(), other._indices()}, 1);
+  return set_sparse(out, self, self.sizes(), indices, values, false);
+}
+
+at::Tensor sparse_add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  const at::ScalarType type = at::result_type(self, other);
+  at::Tensor out = self.is_sparse() ? at::empty({0}, self.options().dtype(type).layout(at::kSparse))
+                                    : at::empty(self.sizes(), self.options().dtype(type));
+  return sparse_add_out(self, other, alpha, out);
+}
+
+at::Tensor& sparse_add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return sparse_add_out(self, other, alpha, self);
+}
+
+at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  const char* op = "mul";
+  checked_result_type(self, other, out, op);
+  TORCH_CHECK(out.is_sparse(), op,
+              ": the product with a sparse tensor is sparse, got a dense out=");
+  const at::ScalarType type = out.scalar_type();
+  if (is_scalar(self) || is_scalar(other)) {
+    const at::Tensor& sparse = self.is_sparse() ? self : other;
+    const at::Tensor& scalar = self.is_sparse() ? other : self;
+    at::Tensor values = sparse._values().to(type) * scalar.to(type);
+    return set_sparse(out, sparse, sparse.sizes(), sparse._indices().clone(), values,
+                      sparse.is_coalesced());
+  }
+  if (self.is_sparse() != other.is_sparse()) {
+    const at::Tensor& sparse = self.is_sparse() ? self : other;
+    const at::Tensor& dense = self.is_sparse() ? other : self;
+    at::Tensor values = sparse._values().to(type) * gather_at(dense, sparse, op).to(type);
+    return set_sparse(out, sparse, sparse.sizes(), sparse._indices().clone(), values,
+                      sparse.is_coalesced());
+  }
+  // Two sparse tensors: the entries both have, after coalescing both.
+  TORCH_CHECK(self.sizes() == other.sizes() && self.sparse_dim() == other.sparse_dim(), op,
+              "(): expects sparse inputs with equal dimensionality, number of sparse dimensions, "
+              "and shape of sparse dimensions");
+  const at::Tensor a = self.coalesce(), b = other.coalesce();
+  const std::vector<int64_t> sparse = sparse_sizes(a);
+  const at::Tensor a_index = linear_index(a._indices(), sparse);
+  const at::Tensor b_index = linear_index(b._indices(), sparse);
+  at::Tensor values, indices;
+  if (a._nnz() == 0 || b._nnz() == 0) {
+    indices = a._indices().narrow(1, 0, 0);
+    values = a._values().narrow(0, 0, 0).to(type);
+  } else {
+    const at::Tensor position = at::searchsorted(b_index, a_index).clamp_max(b._nnz() - 1);
+    const at::Tensor found = b_index.index_select(0, position).eq(a_index);
+    const at::Tensor kept = found.nonzero().squeeze(1);
+    indices = a._indices().index_select(1, kept);
+    values = a._values().index_select(0, kept).to(type) *
+             b._values().index_select(0, position.index_select(0, kept)).to(type);
+  }
+  return set_sparse(out, a, a.sizes(), indices, values, true);
+}
+
+at::Tensor sparse_mul(const at::Tensor& self, const at::Tensor& other) {
+  const at::Tensor& sparse = self.is_sparse() ? self : other;
+  at::Tensor out =
+      at::empty({0}, sparse.options().dtype(at::result_type(self, other)).layout(at::kSparse));
+  return sparse_mul_out(self, other, out);
+}
+
+at::Tensor& sparse_mul_(at::Tensor& self, const at::Tensor& other) {
+  return sparse_mul_out(self, other, self);
+}
+
+at::Tensor& sparse_addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                             const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  const char* op = "addmm";
+  TORCH_CHECK_NOT_IMPLEMENTED(mat1.is_sparse() && !mat2.is_sparse() && !self.is_sparse(), op,
+                              ": tpu multiplies a sparse matrix by a dense one (sparse @ dense, "
+                              "dense @ sparse); got self ",
+                              self.layout(), ", mat1 ", mat1.layout(), ", mat2 ", mat2.layout());
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, op, ": matrices expected, got ", mat1.dim(),
+              "D, ", mat2.dim(), "D tensors");
+  TORCH_CHECK(mat1.sparse_dim() == 2, op, ": expected first two dims to be sparse (indices has ",
+              "size 2 at first dim), but got ", mat1.sparse_dim(), " sparse dims");
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), op, ": Argument #3 (dense): Expected dim 0 size ",
+              mat1.size(1), ", got ", mat2.size(0));
+  TORCH_CHECK(mat1.scalar_type() == mat2.scalar_type() && self.scalar_type() == mat2.scalar_type(),
+              op, ": expected self, mat1 and mat2 to have the same dtype, but got ",
+              self.scalar_type(), ", ", mat1.scalar_type(), " and ", mat2.scalar_type());
+  const int64_t n = mat1.size(0), p = mat2.size(1);
+  const at::Tensor expanded = self.expand({n, p});
+  at::Tensor product = at::zeros({n, p}, mat2.options());
+  if (mat1._nnz() > 0 && p > 0) {
+    const at::Tensor indices = mat1._indices();
+    const at::Tensor rows =
+        mat2.index_select(0, indices.select(0, 1)) * mat1._values().unsqueeze(1);
+    product.index_add_(0, indices.select(0, 0), rows);
+  }
+  // beta == 0 ignores self, NaN included, as a dense addmm does.
+  at::Tensor result =
+      beta.toComplexDouble() == 0.0 ? product * alpha : at::add(expanded * beta, product, alpha);
+  if (!out.is_same(self)) at::native::resize_output(out, {n, p});
+  return out.copy_(result);
+}
+
+at::Tensor sparse_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                        const at::Scalar& beta, const at::Scalar& alpha) {
+  at::Tensor out = at::empty({0}, mat2.options());
+  return sparse_addmm_out(self, mat1, mat2, beta, alpha, out);
+}
+
+at::Tensor& sparse_addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                          const at::Scalar& beta, const at::Scalar& alpha) {
+  return sparse_addmm_out(self, mat1, mat2, beta, alpha, self);
+}
+
+at::Tensor& sparse_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  if (!self.is_sparse() && mat2.is_sparse()) {
+    // dense @ sparse = (sparse^T @ dense^T)^T
+    at::native::resize_output(out, {self.size(0), mat2.size(1)});
+    return out.copy_(sparse_mm(mat2.t(), self.t()).t());
+  }
+  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "mm: matrices expected, got ", self.dim(), "D, ",
+              mat2.dim(), "D tensors");
+  const at::Tensor zeros = at::zeros({self.size(0), mat2.size(1)}, mat2.options());
+  return sparse_addmm_out(zeros, self, mat2, 0, 1, out);
+}
+
+at::Tensor sparse_mm(const at::Tensor& self, const at::Tensor& mat2) {
+  const at::Tensor& dense = self.is_sparse() ? mat2 : self;
+  at::Tensor out = at::empty({0}, dense.options());
+  return sparse_mm_out(self, mat2, out);
+}
+
+at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.is_sparse(), "sparse_mask(): expected mask to be a sparse COO tensor");
+  TORCH_CHECK(self.sizes() == mask.sizes(),
+              "sparse_mask(): operands have incompatible sizes; self ", "has size ", self.sizes(),
+              " but mask has size ", mask.sizes());
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_sparse(),
+                              "sparse_mask: tpu masks a dense tensor, got a "
+                              "sparse self");
+  at::Tensor values = mask._nnz() == 0 ? at::empty(mask._values().sizes(), self.options())
+                                       : gather_at(self, mask, "sparse_mask");
+  return make_sparse(mask, mask.sizes(), mask._indices().clone(), values, mask.is_coalesced());
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,32 @@
+// Sparse COO tensors on tpu (ops/sparse_coo.cc): the kernels whose CPU
+// versions walk the indices on the host.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <optional>
+
+namespace torch_tpu::ops {
+
+at::Tensor sparse_coalesce(const at::Tensor& self);
+at::Tensor sparse_to_dense(const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                           std::optional<bool> masked_grad);
+at::Tensor& sparse_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,
+                           at::Tensor& out);
+at::Tensor sparse_add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha);
+at::Tensor& sparse_add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha);
+at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out);
+at::Tensor sparse_mul(const at::Tensor& self, const at::Tensor& other);
+at::Tensor& sparse_mul_(at::Tensor& self, const at::Tensor& other);
+at::Tensor& sparse_addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                             const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
+at::Tensor sparse_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                        const at::Scalar& beta, const at::Scalar& alpha);
+at::Tensor& sparse_addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                          const at::Scalar& beta, const at::Scalar& alpha);
+at::Tensor sparse_mm(const at::Tensor& self, const at::Tensor& mat2);
+at::Tensor& sparse_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
+at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask);
+
+}  // namespace torch_tpu::ops
