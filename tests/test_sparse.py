@@ -93,6 +93,19 @@ OPS = {
     "int_values": lambda d: _sparse(d, torch.tensor([1, 2, 3, 4, 5])).coalesce() * 3,
     "bool_values_to_dense": lambda d: _sparse(d, torch.tensor([True, False, True, True, False]))
     .to_dense(),
+    "index_select_rows_repeated": lambda d: _sparse(d).index_select(0, torch.tensor([2, 0, 2, -3], device=d)),
+    "index_select_columns": lambda d: _sparse(d).coalesce().index_select(1, torch.tensor([1], device=d)),
+    "index_select_none": lambda d: _sparse(d).index_select(1, torch.tensor([], dtype=torch.long, device=d)),
+    "index_select_dense_dim": lambda d: torch.sparse_coo_tensor(
+        INDICES[:1].to(d), torch.arange(10.0).view(5, 2).to(d), (3, 2)).index_select(1, torch.tensor([1, 1, 0], device=d)),
+    "sparse_mask_of_sparse": lambda d: _sparse(d, VALUES.flip(0)).sparse_mask(
+        torch.sparse_coo_tensor(torch.tensor([[2, 0, 1], [1, 2, 1]]).to(d), torch.ones(3, device=d), (3, 3))),
+    "softmax_sparse_dim": lambda d: torch.sparse.softmax(_sparse(d), 1),
+    "log_softmax_sparse_dim": lambda d: torch.sparse.log_softmax(_sparse(d), 0),
+    "softmax_hybrid_dense_dim": lambda d: torch.sparse.softmax(torch.sparse_coo_tensor(
+        INDICES[:1].to(d), torch.arange(10.0).view(5, 2).to(d), (3, 2)), 1),
+    "softmax_hybrid_sparse_dim": lambda d: torch.sparse.log_softmax(torch.sparse_coo_tensor(
+        INDICES[:1].to(d), torch.arange(10.0).view(5, 2).to(d), (3, 2)), 0),
     "empty": lambda d: torch.sparse_coo_tensor(torch.zeros(2, 0, dtype=torch.long),
                                                torch.zeros(0), (3, 3)).to(d).coalesce() * 2,
 }
@@ -114,10 +127,10 @@ def test_sparse_tensor_moves_and_prints():
 
 def test_sparse_ops_without_a_kernel_name_themselves():
     s = _sparse(DEV).coalesce()
-    with pytest.raises(NotImplementedError, match="aten::index_select.*Sparsetpu"):
-        s.index_select(1, torch.tensor([2, 0], device=DEV))
-    with pytest.raises(NotImplementedError, match="aten::_sparse_softmax.*Sparsetpu"):
-        torch.sparse.softmax(s, 1)
+    with pytest.raises(NotImplementedError, match="aten::_sparse_sparse_matmul.*Sparsetpu"):
+        torch.sparse.mm(s, s)
+    with pytest.raises(NotImplementedError, match="aten::bmm.*Sparsetpu"):
+        torch.bmm(s.unsqueeze(0), torch.ones(1, 3, 2, device=DEV))
 
 
 def test_sparse_errors_match_cpu():
@@ -126,6 +139,8 @@ def test_sparse_errors_match_cpu():
             _sparse(d) + _dense(d)
         with pytest.raises(RuntimeError, match="dtype argument is not supported by sparse_to_dense"):
             _sparse(d)._to_dense(dtype=torch.float64)
+        with pytest.raises(IndexError, match="index contains 3 that is out of range"):
+            _sparse(d).index_select(0, torch.tensor([0, 3], device=d))
         with pytest.raises(RuntimeError, match=r"addmm: Argument #3 \(dense\): Expected dim 0 size 3, got 4"):
             _sparse(d) @ _dense(d, (4, 2))
 
@@ -209,3 +224,21 @@ def test_sparse_embedding_bag_gradient_matches_cpu(mode):
         return bag.weight.grad
 
     _check(run(DEV), run("cpu"))
+
+
+def test_graph_attention_learns_edge_weights():
+    # GAT-style: learnable scores per edge, a softmax over each node's
+    # neighbours (torch.sparse.softmax), messages by sparse @ dense; the
+    # gradient reaches the scores through the sparse constructor.
+    edges = torch.tensor([[0, 0, 1, 2, 2, 2, 3], [1, 3, 0, 0, 1, 3, 2]])
+
+    def run(device):
+        scores = torch.linspace(-1.0, 2.0, edges.size(1), device=device).requires_grad_()
+        features = torch.arange(8.0, device=device).view(4, 2).requires_grad_()
+        attention = torch.sparse.softmax(torch.sparse_coo_tensor(edges.to(device), scores, (4, 4)), 1)
+        out = torch.sparse.mm(attention, features)
+        (out.square().sum() + attention.to_dense().pow(3).sum()).backward()
+        return out.detach(), scores.grad, features.grad
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e, atol=1e-5, rtol=1e-5)

@@ -513,6 +513,11 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("mm", TORCH_FN(sparse_mm));
   m.impl("mm.out", TORCH_FN(sparse_mm_out));
   m.impl("sparse_mask", TORCH_FN(sparse_mask));
+  m.impl("index_select", TORCH_FN(sparse_index_select));
+  m.impl("_sparse_softmax", TORCH_FN(sparse_softmax));
+  m.impl("_sparse_log_softmax", TORCH_FN(sparse_log_softmax));
+  m.impl("_sparse_softmax_backward_data", TORCH_FN(sparse_softmax_backward));
+  m.impl("_sparse_log_softmax_backward_data", TORCH_FN(sparse_log_softmax_backward));
 }
 
 }  // namespace torch_tpu::ops

@@ -15,6 +15,7 @@
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/native/TypeProperties.h>
 
+#include <limits>
 #include <vector>
 
 #include "ops/sparse_coo_kernels.h"
@@ -312,12 +313,193 @@ at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
   TORCH_CHECK(self.sizes() == mask.sizes(),
               "sparse_mask(): operands have incompatible sizes; self ", "has size ", self.sizes(),
               " but mask has size ", mask.sizes());
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_sparse(),
-                              "sparse_mask: tpu masks a dense tensor, got a "
-                              "sparse self");
-  at::Tensor values = mask._nnz() == 0 ? at::empty(mask._values().sizes(), self.options())
-                                       : gather_at(self, mask, "sparse_mask");
+  TORCH_CHECK(!self.is_sparse() || self.sparse_dim() == mask.sparse_dim(),
+              "sparse_mask(): the number of sparse dimensions in `self` should match that of the "
+              "`mask`. Got `self.sparse_dim() == ",
+              self.sparse_dim(), "` != `mask.sparse_dim() == ", mask.sparse_dim(), "`.");
+  at::Tensor values;
+  if (mask._nnz() == 0) {
+    values = at::empty(mask._values().sizes(), self._values().options());
+  } else if (!self.is_sparse()) {
+    values = gather_at(self, mask, "sparse_mask");
+  } else {
+    // self's value at each of mask's entries (0 where self has none): each
+    // mask entry looks its position up among self's sorted positions.
+    const at::Tensor source = self.coalesce();
+    const std::vector<int64_t> sparse = sparse_sizes(mask);
+    std::vector<int64_t> values_shape = source._values().sizes().vec();
+    values_shape[0] = mask._nnz();
+    if (source._nnz() == 0) {
+      values = at::zeros(values_shape, source._values().options());
+    } else {
+      const at::Tensor positions = linear_index(source._indices(), sparse);
+      const at::Tensor wanted = linear_index(mask._indices(), sparse);
+      const at::Tensor slot = at::searchsorted(positions, wanted).clamp_max(source._nnz() - 1);
+      const at::Tensor found = positions.index_select(0, slot).eq(wanted);
+      std::vector<int64_t> found_shape(values_shape.size(), 1);
+      found_shape[0] = mask._nnz();
+      values = at::where(found.view(found_shape), source._values().index_select(0, slot),
+                         at::zeros({}, source._values().options()));
+    }
+  }
   return make_sparse(mask, mask.sizes(), mask._indices().clone(), values, mask.is_coalesced());
+}
+
+at::Tensor sparse_index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  const char* op = "index_select";
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK_INDEX(index.dim() <= 1 && !index.is_sparse() &&
+                        (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt),
+                    op, "() argument index must be 1-D strided (non-sparse) long-tensor.");
+  const int64_t size = self.size(dim);
+  at::Tensor wanted = index.reshape({-1}).to(self._indices().options());
+  bool increasing = true;  // (a coalesced input then gives a coalesced result)
+  if (wanted.numel() > 0) {
+    // CPU checks the indices on the host too: one read of their range and
+    // whether they increase.
+    const at::Tensor steps =
+        wanted.narrow(0, 1, wanted.numel() - 1) - wanted.narrow(0, 0, wanted.numel() - 1);
+    const at::Tensor facts =
+        at::stack({wanted.min(), wanted.max(),
+                   steps.numel() == 0 ? wanted.new_ones({}) : steps.gt(0).all().to(at::kLong)})
+            .cpu();
+    const int64_t low = facts[0].item<int64_t>(), high = facts[1].item<int64_t>();
+    increasing = facts[2].item<int64_t>() != 0 && low >= 0;
+    const int64_t bad = low < -size ? low : high;
+    TORCH_CHECK_INDEX(low >= -size && high < size, op, "(): index contains ", bad,
+                      " that is out of range for tensor of size ", self.sizes(), " at dimension ",
+                      dim);
+    wanted = at::where(wanted.lt(0), wanted + size, wanted);
+  }
+  std::vector<int64_t> sizes = self.sizes().vec();
+  sizes[dim] = wanted.numel();
+  const at::Tensor indices = self._indices(), values = self._values();
+  if (dim >= self.sparse_dim()) {
+    return make_sparse(self, sizes, indices.clone(),
+                       values.index_select(dim - self.sparse_dim() + 1, wanted),
+                       self.is_coalesced());
+  }
+  // Each entry repeats once per position of `index` holding its coordinate:
+  // with the index sorted, those positions are one run, found by two
+  // searchsorted; the runs' lengths say how many copies (one host read).
+  auto [sorted, order] = wanted.sort();
+  const at::Tensor coordinate = indices.select(0, dim);
+  const at::Tensor first = at::searchsorted(sorted, coordinate);
+  const at::Tensor copies = at::searchsorted(sorted, coordinate, false, /*right=*/true) - first;
+  const at::Tensor entry = at::repeat_interleave(copies);
+  const at::Tensor run_start = copies.cumsum(0) - copies;
+  const at::Tensor within =
+      at::arange(entry.size(0), entry.options()) - run_start.index_select(0, entry);
+  const at::Tensor position = order.index_select(0, first.index_select(0, entry) + within);
+  at::Tensor new_indices = indices.index_select(1, entry);
+  new_indices.select(0, dim).copy_(position);
+  const bool coalesced = entry.size(0) == 0 || (self.is_coalesced() && increasing);
+  return make_sparse(self, sizes, new_indices, values.index_select(0, entry), coalesced);
+}
+
+namespace {
+
+// For softmax over a sparse dim: each entry's group, the entries that share
+// every other sparse coordinate ([nnz], ids 0..groups-1; one host read).
+at::Tensor softmax_groups(const at::Tensor& indices, const std::vector<int64_t>& sparse,
+                          int64_t dim, int64_t* groups) {
+  std::vector<int64_t> other_sizes;
+  std::vector<at::Tensor> other_rows;
+  for (int64_t d = 0; d < static_cast<int64_t>(sparse.size()); ++d) {
+    if (d == dim) continue;
+    other_sizes.push_back(sparse[d]);
+    other_rows.push_back(indices.select(0, d));
+  }
+  if (other_rows.empty()) {
+    *groups = 1;
+    return at::zeros({indices.size(1)}, indices.options());
+  }
+  auto [unique, inverse, counts] =
+      at::_unique2(linear_index(at::stack(other_rows), other_sizes), false, true, false);
+  (void)counts;
+  *groups = unique.size(0);
+  return inverse;
+}
+
+std::vector<int64_t> group_shape(const at::Tensor& values, int64_t groups) {
+  std::vector<int64_t> shape = values.sizes().vec();
+  shape[0] = groups;
+  return shape;
+}
+
+at::Tensor sparse_softmax_common(const at::Tensor& self, int64_t dim, bool half_to_float,
+                                 bool log) {
+  const char* op = log ? "_sparse_log_softmax" : "_sparse_softmax";
+  TORCH_CHECK(!half_to_float, op,
+              ": softmax with half to float conversion is not supported on tpu");
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  const at::Tensor input = self.coalesce();
+  const at::Tensor values = input._values();
+  at::Tensor result;
+  if (input._nnz() == 0) {
+    result = values.clone();
+  } else if (dim >= input.sparse_dim()) {
+    const int64_t value_dim = dim - input.sparse_dim() + 1;
+    result =
+        log ? at::_log_softmax(values, value_dim, false) : at::_softmax(values, value_dim, false);
+  } else {
+    // Over a sparse dim, the unspecified entries are left out (as if -inf).
+    int64_t groups = 0;
+    const at::Tensor group = softmax_groups(input._indices(), sparse_sizes(input), dim, &groups);
+    const at::Tensor largest = at::full(group_shape(values, groups),
+                                        -std::numeric_limits<double>::infinity(), values.options())
+                                   .index_reduce_(0, group, values, "amax");
+    const at::Tensor shifted = values - largest.index_select(0, group);
+    const at::Tensor exponent = shifted.exp();
+    const at::Tensor total =
+        at::zeros(group_shape(values, groups), values.options()).index_add_(0, group, exponent);
+    result = log ? shifted - total.log().index_select(0, group)
+                 : exponent / total.index_select(0, group);
+  }
+  return make_sparse(input, input.sizes(), input._indices(), result, true);
+}
+
+at::Tensor sparse_softmax_backward_common(const at::Tensor& grad, const at::Tensor& output,
+                                          int64_t dim, bool log) {
+  dim = c10::maybe_wrap_dim(dim, output.dim());
+  const at::Tensor y = output._values();
+  if (output._nnz() == 0)
+    return make_sparse(output, output.sizes(), output._indices(), y.clone(), true);
+  // The gradient at the output's entries (a sparse gradient may have others).
+  const at::Tensor g = grad.is_sparse() ? sparse_mask(grad, output)._values()
+                                        : gather_at(grad, output, "softmax_backward");
+  at::Tensor result;
+  if (dim >= output.sparse_dim()) {
+    const int64_t value_dim = dim - output.sparse_dim() + 1;
+    result = log ? at::_log_softmax_backward_data(g, y, value_dim, y.scalar_type())
+                 : at::_softmax_backward_data(g, y, value_dim, y.scalar_type());
+  } else {
+    int64_t groups = 0;
+    const at::Tensor group = softmax_groups(output._indices(), sparse_sizes(output), dim, &groups);
+    const at::Tensor weighted = log ? g : g * y;
+    const at::Tensor total =
+        at::zeros(group_shape(y, groups), y.options()).index_add_(0, group, weighted);
+    const at::Tensor spread = total.index_select(0, group);
+    result = log ? g - y.exp() * spread : y * (g - spread);
+  }
+  return make_sparse(output, output.sizes(), output._indices(), result, output.is_coalesced());
+}
+
+}  // namespace
+
+at::Tensor sparse_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  return sparse_softmax_common(self, dim, half_to_float, false);
+}
+at::Tensor sparse_log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  return sparse_softmax_common(self, dim, half_to_float, true);
+}
+at::Tensor sparse_softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                   const at::Tensor& /*self*/) {
+  return sparse_softmax_backward_common(grad, output, dim, false);
+}
+at::Tensor sparse_log_softmax_backward(const at::Tensor& grad, const at::Tensor& output,
+                                       int64_t dim, const at::Tensor& /*self*/) {
+  return sparse_softmax_backward_common(grad, output, dim, true);
 }
 
 }  // namespace torch_tpu::ops
