@@ -377,6 +377,9 @@ class _Analysis:
         self.last_placeholder = placeholders[-1]
         for i, n in enumerate(placeholders):
             v = _val(n)
+            if isinstance(v, torch.SymInt) and _is_nested_int(v):
+                # (a jagged nested tensor's ragged size: no integer to pad to)
+                raise Refused(f"input {n.name} is a nested tensor's ragged size")
             if isinstance(v, torch.SymInt):
                 e = v.node.expr
                 if _is_symbolic(e):
@@ -944,6 +947,11 @@ _RULES = {
     aten.copy.default: _pointwise_copy,
     aten.copy_.default: _mutation,
 }
+
+
+def _is_nested_int(v: torch.SymInt) -> bool:
+    is_nested = getattr(v.node, "is_nested_int", None)
+    return bool(is_nested and is_nested())
 
 
 def analyze(gm: fx.GraphModule):
