@@ -22,6 +22,7 @@ DEV = "tpu"
 pytestmark = [
     pytest.mark.usefixtures("cpu_fallback_off"),
     pytest.mark.filterwarnings("ignore:Sparse invariant checks are implicitly disabled"),
+    pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta state"),
 ]
 
 INDICES = torch.tensor([[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]])  # (0, 2) twice: uncoalesced
@@ -125,12 +126,85 @@ def test_sparse_tensor_moves_and_prints():
     assert torch.equal(back._indices(), s._indices()) and torch.equal(back._values(), s._values())
 
 
-def test_sparse_ops_without_a_kernel_name_themselves():
-    s = _sparse(DEV).coalesce()
-    with pytest.raises(NotImplementedError, match="aten::_sparse_sparse_matmul.*Sparsetpu"):
-        torch.sparse.mm(s, s)
-    with pytest.raises(NotImplementedError, match="aten::bmm.*Sparsetpu"):
-        torch.bmm(s.unsqueeze(0), torch.ones(1, 3, 2, device=DEV))
+def test_sparse_compressed_layouts_are_refused_by_name():
+    with pytest.raises(NotImplementedError, match="aten::_to_sparse_csr"):
+        _dense(DEV).to_sparse_csr()
+
+
+INDICES_3D = torch.tensor([[0, 1, 1, 2, 0], [2, 0, 2, 1, 2], [1, 1, 0, 3, 1]])  # one repeat
+
+
+@pytest.mark.parametrize("dims", [[0], [1], [2], [0, 1], [0, 2], [0, 1, 2]])
+def test_sparse_sum_over_dims_gradient_matches_cpu(dims):
+    def run(device):
+        values = torch.linspace(-1.0, 2.0, 5, device=device).requires_grad_()
+        s = torch.sparse_coo_tensor(INDICES_3D.to(device), values, (3, 3, 4))
+        total = torch.sparse.sum(s, dims)
+        dense = total.to_dense() if total.is_sparse else total
+        (dense * torch.arange(float(dense.numel()), device=device).view(dense.shape)).sum().backward()
+        return total.detach(), values.grad
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e)
+
+
+@pytest.mark.parametrize("dims", [[0], [2], [1, 2], [0, 1]])
+def test_hybrid_sparse_sum_gradient_matches_cpu(dims):
+    def run(device):
+        values = torch.arange(15.0, device=device).view(5, 3).requires_grad_()
+        s = torch.sparse_coo_tensor(INDICES_3D[:2].to(device), values, (3, 3, 3))
+        total = torch.sparse.sum(s, dims)
+        dense = total.to_dense() if total.is_sparse else total
+        dense.pow(2).sum().backward()
+        return total.detach(), values.grad
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e)
+
+
+def test_sparse_times_sparse_matrix_and_its_gradient():
+    other = torch.sparse_coo_tensor(torch.tensor([[1, 0, 2, 1], [0, 3, 3, 0]]),
+                                    torch.tensor([1.0, 2.0, 3.0, 4.0]), (3, 4))
+
+    def run(device):
+        values = VALUES.to(device).requires_grad_()
+        a = torch.sparse_coo_tensor(INDICES.to(device), values, (3, 3))
+        b = other.to(device)
+        products = [torch.sparse.mm(a, b), a @ b, torch.sparse.mm(a, a)]
+        products[2].to_dense().pow(2).sum().backward()
+        return [p.detach() for p in products] + [values.grad]
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e, atol=1e-5, rtol=1e-5)
+
+
+def test_batched_sparse_times_dense_and_its_gradient():
+    indices = torch.tensor([[0, 0, 1, 1, 1], [0, 1, 1, 0, 1], [1, 0, 1, 2, 1]])
+
+    def run(device):
+        a = torch.sparse_coo_tensor(indices.to(device), torch.arange(1.0, 6.0, device=device),
+                                    (2, 2, 3))
+        x = torch.arange(24.0, device=device).view(2, 3, 4).requires_grad_()
+        out = torch.bmm(a, x)
+        out.pow(2).sum().backward()
+        return out.detach(), x.grad
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e)
+
+
+def test_sparse_mask_projection_matches_cpu():
+    mask = torch.sparse_coo_tensor(torch.tensor([[0, 2, 1], [1, 1, 0]]), torch.ones(3), (3, 3))
+    for accumulate in (False, True):
+        for coalesce in (False, True):
+            def run(device):
+                s = _sparse(device)
+                s = s.coalesce() if coalesce else s
+                return torch.ops.aten._sparse_mask_projection(s, mask.to(device), accumulate)
+
+            actual, expected = run(DEV), run("cpu")
+            assert torch.equal(actual._indices().cpu(), expected._indices())
+            assert torch.equal(actual._values().cpu(), expected._values())
 
 
 def test_sparse_errors_match_cpu():

@@ -513,7 +513,12 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("mm", TORCH_FN(sparse_mm));
   m.impl("mm.out", TORCH_FN(sparse_mm_out));
   m.impl("sparse_mask", TORCH_FN(sparse_mask));
+  m.impl("_sparse_mask_projection", TORCH_FN(sparse_mask_projection));
   m.impl("index_select", TORCH_FN(sparse_index_select));
+  m.impl("_sparse_sparse_matmul", TORCH_FN(sparse_sparse_matmul));
+  m.impl("bmm", TORCH_FN(sparse_bmm));
+  m.impl("bmm.out", TORCH_FN(sparse_bmm_out));
+  m.impl("_sparse_sum_backward", TORCH_FN(sparse_sum_backward));
   m.impl("_sparse_softmax", TORCH_FN(sparse_softmax));
   m.impl("_sparse_log_softmax", TORCH_FN(sparse_log_softmax));
   m.impl("_sparse_softmax_backward_data", TORCH_FN(sparse_softmax_backward));

@@ -108,6 +108,33 @@ at::Tensor gather_at(const at::Tensor& dense, const at::Tensor& like, const char
       .index_select(0, linear_index(like._indices(), sparse));
 }
 
+// Where each of `wanted` sits among `sorted` (ascending, no repeats, not
+// empty): its slot there and whether it is there.
+struct Lookup {
+  at::Tensor slot, found;
+};
+Lookup lookup(const at::Tensor& sorted, const at::Tensor& wanted) {
+  const at::Tensor slot = at::searchsorted(sorted, wanted).clamp_max(sorted.size(0) - 1);
+  return {slot, sorted.index_select(0, slot).eq(wanted)};
+}
+
+// Every pair (query, position) with sorted[position] == queries[query]
+// (`sorted` ascending, repeats allowed): each query's matches are one run
+// of `sorted`, found by two searchsorted; the number of pairs is read on
+// the host (repeat_interleave's one read).
+struct Matches {
+  at::Tensor query, position;
+};
+Matches matching_runs(const at::Tensor& sorted, const at::Tensor& queries) {
+  const at::Tensor first = at::searchsorted(sorted, queries);
+  const at::Tensor copies = at::searchsorted(sorted, queries, false, /*right=*/true) - first;
+  const at::Tensor query = at::repeat_interleave(copies);
+  const at::Tensor run_start = copies.cumsum(0) - copies;
+  const at::Tensor within =
+      at::arange(query.size(0), query.options()) - run_start.index_select(0, query);
+  return {query, first.index_select(0, query) + within};
+}
+
 }  // namespace
 
 at::Tensor sparse_coalesce(const at::Tensor& self) {
@@ -226,12 +253,11 @@ at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::
     indices = a._indices().narrow(1, 0, 0);
     values = a._values().narrow(0, 0, 0).to(type);
   } else {
-    const at::Tensor position = at::searchsorted(b_index, a_index).clamp_max(b._nnz() - 1);
-    const at::Tensor found = b_index.index_select(0, position).eq(a_index);
-    const at::Tensor kept = found.nonzero().squeeze(1);
+    const Lookup in_b = lookup(b_index, a_index);
+    const at::Tensor kept = in_b.found.nonzero().squeeze(1);
     indices = a._indices().index_select(1, kept);
     values = a._values().index_select(0, kept).to(type) *
-             b._values().index_select(0, position.index_select(0, kept)).to(type);
+             b._values().index_select(0, in_b.slot.index_select(0, kept)).to(type);
   }
   return set_sparse(out, a, a.sizes(), indices, values, true);
 }
@@ -291,6 +317,12 @@ at::Tensor& sparse_addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Te
 }
 
 at::Tensor& sparse_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  if (self.is_sparse() && mat2.is_sparse()) {
+    TORCH_CHECK(out.is_sparse(),
+                "mm: the product of two sparse matrices is sparse, got a dense out=");
+    const at::Tensor product = sparse_sparse_matmul(self, mat2);
+    return set_sparse(out, product, product.sizes(), product._indices(), product._values(), true);
+  }
   if (!self.is_sparse() && mat2.is_sparse()) {
     // dense @ sparse = (sparse^T @ dense^T)^T
     at::native::resize_output(out, {self.size(0), mat2.size(1)});
@@ -303,6 +335,7 @@ at::Tensor& sparse_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Te
 }
 
 at::Tensor sparse_mm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (self.is_sparse() && mat2.is_sparse()) return sparse_sparse_matmul(self, mat2);
   const at::Tensor& dense = self.is_sparse() ? mat2 : self;
   at::Tensor out = at::empty({0}, dense.options());
   return sparse_mm_out(self, mat2, out);
@@ -332,17 +365,43 @@ at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
     if (source._nnz() == 0) {
       values = at::zeros(values_shape, source._values().options());
     } else {
-      const at::Tensor positions = linear_index(source._indices(), sparse);
-      const at::Tensor wanted = linear_index(mask._indices(), sparse);
-      const at::Tensor slot = at::searchsorted(positions, wanted).clamp_max(source._nnz() - 1);
-      const at::Tensor found = positions.index_select(0, slot).eq(wanted);
+      const Lookup in_source =
+          lookup(linear_index(source._indices(), sparse), linear_index(mask._indices(), sparse));
       std::vector<int64_t> found_shape(values_shape.size(), 1);
       found_shape[0] = mask._nnz();
-      values = at::where(found.view(found_shape), source._values().index_select(0, slot),
+      values = at::where(in_source.found.view(found_shape),
+                         source._values().index_select(0, in_source.slot),
                          at::zeros({}, source._values().options()));
     }
   }
   return make_sparse(mask, mask.sizes(), mask._indices().clone(), values, mask.is_coalesced());
+}
+
+at::Tensor sparse_mask_projection(const at::Tensor& self, const at::Tensor& mask,
+                                  bool accumulate_matches) {
+  // self's entries, each kept where mask has its coordinate and 0 elsewhere
+  // (CPU's result keeps self's indices; accumulate_matches only matters for
+  // a mask with repeated coordinates, which coalescing it makes moot).
+  (void)accumulate_matches;
+  TORCH_CHECK(self.is_sparse() && mask.is_sparse() && self.sizes() == mask.sizes() &&
+                  self.sparse_dim() == mask.sparse_dim(),
+              "_sparse_mask_projection(): expected sparse self and mask of the same shape and "
+              "sparse dims, got ",
+              self.sizes(), " and ", mask.sizes());
+  const at::Tensor values = self._values();
+  const at::Tensor pattern = mask.coalesce();
+  at::Tensor kept;
+  if (self._nnz() == 0 || pattern._nnz() == 0) {
+    kept = at::zeros_like(values);
+  } else {
+    const std::vector<int64_t> sparse = sparse_sizes(self);
+    const Lookup in_mask =
+        lookup(linear_index(pattern._indices(), sparse), linear_index(self._indices(), sparse));
+    std::vector<int64_t> found_shape(values.dim(), 1);
+    found_shape[0] = self._nnz();
+    kept = at::where(in_mask.found.view(found_shape), values, at::zeros({}, values.options()));
+  }
+  return make_sparse(self, self.sizes(), self._indices().clone(), kept, self.is_coalesced());
 }
 
 at::Tensor sparse_index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
@@ -379,22 +438,126 @@ at::Tensor sparse_index_select(const at::Tensor& self, int64_t dim, const at::Te
                        values.index_select(dim - self.sparse_dim() + 1, wanted),
                        self.is_coalesced());
   }
-  // Each entry repeats once per position of `index` holding its coordinate:
-  // with the index sorted, those positions are one run, found by two
-  // searchsorted; the runs' lengths say how many copies (one host read).
+  // Each entry repeats once per position of `index` holding its coordinate.
   auto [sorted, order] = wanted.sort();
-  const at::Tensor coordinate = indices.select(0, dim);
-  const at::Tensor first = at::searchsorted(sorted, coordinate);
-  const at::Tensor copies = at::searchsorted(sorted, coordinate, false, /*right=*/true) - first;
-  const at::Tensor entry = at::repeat_interleave(copies);
-  const at::Tensor run_start = copies.cumsum(0) - copies;
-  const at::Tensor within =
-      at::arange(entry.size(0), entry.options()) - run_start.index_select(0, entry);
-  const at::Tensor position = order.index_select(0, first.index_select(0, entry) + within);
+  const Matches matches = matching_runs(sorted, indices.select(0, dim));
+  const at::Tensor& entry = matches.query;
+  const at::Tensor position = order.index_select(0, matches.position);
   at::Tensor new_indices = indices.index_select(1, entry);
   new_indices.select(0, dim).copy_(position);
   const bool coalesced = entry.size(0) == 0 || (self.is_coalesced() && increasing);
   return make_sparse(self, sizes, new_indices, values.index_select(0, entry), coalesced);
+}
+
+at::Tensor sparse_sparse_matmul(const at::Tensor& self, const at::Tensor& other) {
+  const char* op = "sparse_sparse_matmul";
+  TORCH_CHECK(
+      self.dim() == 2 && other.dim() == 2 && self.sparse_dim() == 2 && other.sparse_dim() == 2, op,
+      ": expected 2-D sparse matrices with two sparse dims, got ", self.sizes(), " and ",
+      other.sizes());
+  TORCH_CHECK(self.size(1) == other.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (",
+              self.size(0), "x", self.size(1), " and ", other.size(0), "x", other.size(1), ")");
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), op, ": mat1 dtype ", self.scalar_type(),
+              " does not match mat2 dtype ", other.scalar_type());
+  // Each entry (i, k) of self meets the entries (k, j) of other: other's
+  // entries sorted by row make those one run each.
+  const at::Tensor a = self._indices(), b = other._indices();
+  auto [rows, order] = b.select(0, 0).sort(/*stable=*/std::optional<bool>(true), 0);
+  const Matches matches = matching_runs(rows, a.select(0, 1));
+  const at::Tensor b_entry = order.index_select(0, matches.position);
+  const at::Tensor indices = at::stack(
+      {a.select(0, 0).index_select(0, matches.query), b.select(0, 1).index_select(0, b_entry)});
+  const at::Tensor values =
+      self._values().index_select(0, matches.query) * other._values().index_select(0, b_entry);
+  // (the products of one output entry are summed by coalescing, as CPU's
+  // result is coalesced)
+  return make_sparse(self, {self.size(0), other.size(1)}, indices, values, false).coalesce();
+}
+
+at::Tensor& sparse_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  const char* op = "bmm_sparse";
+  TORCH_CHECK(self.dim() == 3 && self.sparse_dim() == 3, op,
+              ": Tensor 'self' must be 3-D with three sparse dims, got sizes ", self.sizes());
+  TORCH_CHECK(!mat2.is_sparse() && mat2.dim() == 3, op, ": Tensor 'mat2' must be a dense 3-D ",
+              "tensor, got sizes ", mat2.sizes());
+  TORCH_CHECK(self.size(0) == mat2.size(0), op, ": 'self.size(0)' and 'mat2.size(0)' must match");
+  TORCH_CHECK(self.size(2) == mat2.size(1), op, ": Matrices sizes do not match: self ",
+              self.sizes(), ", mat2 ", mat2.sizes());
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), op, ": self dtype ", self.scalar_type(),
+              " does not match mat2 dtype ", mat2.scalar_type());
+  const int64_t batch = self.size(0), n = self.size(1), m = self.size(2), p = mat2.size(2);
+  at::Tensor product = at::zeros({batch * n, p}, mat2.options());
+  if (self._nnz() > 0 && p > 0) {
+    // Entry (b, i, k, v) adds v * mat2[b, k] to row (b, i).
+    const at::Tensor indices = self._indices();
+    const at::Tensor source = indices.select(0, 0) * m + indices.select(0, 2);
+    const at::Tensor target = indices.select(0, 0) * n + indices.select(0, 1);
+    product.index_add_(
+        0, target,
+        mat2.reshape({batch * m, p}).index_select(0, source) * self._values().unsqueeze(1));
+  }
+  at::native::resize_output(out, {batch, n, p});
+  return out.copy_(product.view({batch, n, p}));
+}
+
+at::Tensor sparse_bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  at::Tensor out = at::empty({0}, mat2.options());
+  return sparse_bmm_out(self, mat2, out);
+}
+
+at::Tensor sparse_sum_backward(const at::Tensor& grad, const at::Tensor& input_,
+                               at::IntArrayRef dims) {
+  const char* op = "_sparse_sum_backward";
+  TORCH_CHECK(input_.is_sparse(), op, ": expected a sparse input");
+  // The gradient is over the coalesced input's entries, as CPU's: the
+  // constructor's backward then gives each of duplicate entries the value.
+  const at::Tensor self = input_.coalesce();
+  const int64_t sparse_dims = self.sparse_dim();
+  std::vector<bool> summed(static_cast<size_t>(self.dim()), false);
+  for (int64_t d : dims) summed[c10::maybe_wrap_dim(d, self.dim())] = true;
+  std::vector<int64_t> kept_sparse;
+  for (int64_t d = 0; d < sparse_dims; ++d) {
+    if (!summed[d]) kept_sparse.push_back(d);
+  }
+  const at::Tensor values = self._values();
+  // The gradient's value for each entry, over the dense dims it kept.
+  at::Tensor per_entry;
+  if (kept_sparse.empty()) {
+    // Every sparse dim summed: the gradient is dense, the same for all entries.
+    TORCH_CHECK(!grad.is_sparse(), op,
+                ": expected a dense gradient when every sparse dim is summed");
+    std::vector<int64_t> shape = grad.sizes().vec();
+    shape.insert(shape.begin(), self._nnz());
+    per_entry = grad.unsqueeze(0).expand(shape);
+  } else {
+    TORCH_CHECK(grad.is_sparse(), op, ": expected a sparse gradient when sparse dims are kept");
+    std::vector<int64_t> kept_sizes;
+    std::vector<at::Tensor> kept_rows;
+    for (int64_t d : kept_sparse) {
+      kept_sizes.push_back(self.size(d));
+      kept_rows.push_back(self._indices().select(0, d));
+    }
+    const at::Tensor source = grad.coalesce();
+    std::vector<int64_t> shape = source._values().sizes().vec();
+    shape[0] = self._nnz();
+    if (source._nnz() == 0 || self._nnz() == 0) {
+      per_entry = at::zeros(shape, source._values().options());
+    } else {
+      const Lookup in_grad = lookup(linear_index(source._indices(), kept_sizes),
+                                    linear_index(at::stack(kept_rows), kept_sizes));
+      std::vector<int64_t> found_shape(shape.size(), 1);
+      found_shape[0] = self._nnz();
+      per_entry =
+          at::where(in_grad.found.view(found_shape), source._values().index_select(0, in_grad.slot),
+                    at::zeros({}, source._values().options()));
+    }
+  }
+  // Dense dims that were summed come back as broadcasts.
+  for (int64_t d = sparse_dims; d < self.dim(); ++d) {
+    if (summed[d]) per_entry = per_entry.unsqueeze(d - sparse_dims + 1);
+  }
+  at::Tensor result_values = per_entry.expand(values.sizes()).to(values.scalar_type()).clone();
+  return make_sparse(self, self.sizes(), self._indices(), result_values, true);
 }
 
 namespace {

@@ -28,7 +28,14 @@ at::Tensor& sparse_addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Te
 at::Tensor sparse_mm(const at::Tensor& self, const at::Tensor& mat2);
 at::Tensor& sparse_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
 at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask);
+at::Tensor sparse_mask_projection(const at::Tensor& self, const at::Tensor& mask,
+                                  bool accumulate_matches);
 at::Tensor sparse_index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index);
+at::Tensor sparse_sparse_matmul(const at::Tensor& self, const at::Tensor& other);
+at::Tensor& sparse_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
+at::Tensor sparse_bmm(const at::Tensor& self, const at::Tensor& mat2);
+at::Tensor sparse_sum_backward(const at::Tensor& grad, const at::Tensor& self,
+                               at::IntArrayRef dims);
 at::Tensor sparse_softmax(const at::Tensor& self, int64_t dim, bool half_to_float);
 at::Tensor sparse_log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float);
 at::Tensor sparse_softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
