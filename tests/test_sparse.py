@@ -1,7 +1,8 @@
-"""Sparse COO tensors on tpu, against the same calls on CPU.
+"""Sparse COO, CSR and CSC tensors on tpu, against the same calls on CPU.
 
 A sparse tpu tensor is PyTorch's SparseTensorImpl over tpu indices and
-values. Coalescing, conversion to dense, sums and products with another
+values (a CSR/CSC tensor likewise over tpu compressed indices, plain indices
+and values, csrc/ops/sparse_compressed.cc). Coalescing, conversion to dense, sums and products with another
 tensor are tpu kernels (csrc/ops/sparse_coo.cc); the operators whose CPU
 kernels only rearrange indices and values run those kernels
 (csrc/ops/sparse_coo_generic.cc). The user flows: nn.Embedding(sparse=True)
@@ -126,9 +127,98 @@ def test_sparse_tensor_moves_and_prints():
     assert torch.equal(back._indices(), s._indices()) and torch.equal(back._values(), s._values())
 
 
-def test_sparse_compressed_layouts_are_refused_by_name():
-    with pytest.raises(NotImplementedError, match="aten::_to_sparse_csr"):
-        _dense(DEV).to_sparse_csr()
+# --- compressed (CSR/CSC) ----------------------------------------------------
+
+MATRIX = torch.tensor([[0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 4.0, 0.0]])
+
+
+def _check_compressed(actual, expected):
+    assert actual.device.type == DEV and actual.layout == expected.layout
+    if expected.layout == torch.sparse_csr:
+        members = ("crow_indices", "col_indices", "values")
+    else:
+        members = ("ccol_indices", "row_indices", "values")
+    for member in members:
+        assert torch.equal(getattr(actual, member)().cpu(), getattr(expected, member)()), member
+    torch.testing.assert_close(actual.to_dense().cpu(), expected.to_dense())
+
+
+COMPRESSED = {
+    "dense_to_csr": lambda d: MATRIX.to(d).to_sparse_csr(),
+    "coo_to_csr": lambda d: MATRIX.to(d).to_sparse().to_sparse_csr(),
+    "constructor": lambda d: torch.sparse_csr_tensor(
+        torch.tensor([0, 2, 2, 4]), torch.tensor([1, 3, 0, 2]), torch.tensor([1.0, 2.0, 3.0, 4.0]),
+        (3, 4), device=d),
+    "host_to_device": lambda d: MATRIX.to_sparse_csr().to(d),
+    "clone_times_scalar": lambda d: MATRIX.to(d).to_sparse_csr().clone() * 3,
+    "unary": lambda d: (-MATRIX.to(d).to_sparse_csr()).abs().sqrt().sin(),
+    "dense_to_csc": lambda d: MATRIX.to(d).to_sparse_csc(),
+    "coo_to_csc": lambda d: MATRIX.to(d).to_sparse().to_sparse_csc(),
+    "csr_to_csc": lambda d: MATRIX.to(d).to_sparse_csr().to_sparse_csc(),
+    "csc_to_csr": lambda d: MATRIX.to(d).to_sparse_csc().to_sparse_csr(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPRESSED))
+def test_compressed_layout_matches_cpu(name):
+    _check_compressed(COMPRESSED[name](DEV), COMPRESSED[name]("cpu"))
+
+
+def test_csr_products_and_conversions_match_cpu():
+    def run(device):
+        csr = MATRIX.to(device).to_sparse_csr()
+        dense = torch.arange(8.0, device=device).view(4, 2)
+        return [csr @ dense, torch.sparse.mm(csr, dense),
+                torch.addmm(torch.ones(3, 2, device=device), csr, dense, beta=0.5, alpha=2.0),
+                torch.arange(6.0, device=device).view(2, 3) @ csr,
+                torch.mv(csr, torch.arange(4.0, device=device)),
+                csr.t() @ torch.arange(6.0, device=device).view(3, 2),
+                csr.to_sparse(), csr.to_dense(), torch.ones(3, 4, device=device) + csr]
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e)
+
+
+def test_csr_sums_match_cpu():
+    def run(device):
+        a = MATRIX.to(device).to_sparse_csr()
+        b = MATRIX.t().contiguous().t().roll(1, 0).to(device).to_sparse_csr()
+        total = torch.add(a, b, alpha=-2.0)
+        a.add_(a)
+        return [total, a]
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check_compressed(a, e)
+
+
+def test_csr_gradients_match_cpu():
+    def run(device):
+        values = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True)
+        csr = torch.sparse_csr_tensor(torch.tensor([0, 2, 2, 4], device=device),
+                                      torch.tensor([1, 3, 0, 2], device=device), values, (3, 4))
+        x = torch.arange(8.0, device=device).view(4, 2).requires_grad_()
+        ((csr @ x).pow(2).sum() + csr.to_dense().pow(3).sum()).backward()
+        return [x.grad, values.grad]
+
+    for a, e in zip(run(DEV), run("cpu")):
+        _check(a, e)
+
+
+def test_csr_index_conversions_match_cpu():
+    rows = torch.tensor([0, 0, 2, 2, 3])
+    crow, col = torch.tensor([0, 2, 2, 4, 5, 5]), torch.tensor([1, 3, 0, 2, 1])
+    batched_crow = torch.tensor([[[0, 1, 2], [0, 2, 2]], [[0, 0, 2], [0, 1, 2]]])
+    batched_col = torch.tensor([[[0, 1], [1, 0]], [[1, 1], [0, 0]]])
+    for out_int32 in (False, True):
+        calls = [lambda d: torch._convert_indices_from_coo_to_csr(rows.to(d), 5, out_int32=out_int32),
+                 lambda d: torch._convert_indices_from_csr_to_coo(batched_crow.to(d), batched_col.to(d),
+                                                                  out_int32=out_int32)]
+        for transpose in (False, True):
+            calls.append(lambda d, t=transpose: torch._convert_indices_from_csr_to_coo(
+                crow.to(d), col.to(d), out_int32=out_int32, transpose=t))
+        for call in calls:
+            actual, expected = call(DEV), call("cpu")
+            assert actual.dtype == expected.dtype and torch.equal(actual.cpu(), expected)
 
 
 INDICES_3D = torch.tensor([[0, 1, 1, 2, 0], [2, 0, 2, 1, 2], [1, 1, 0, 3, 1]])  # one repeat

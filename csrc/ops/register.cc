@@ -41,6 +41,7 @@
 #include "ops/segment_reduce_kernels.h"
 #include "ops/shape_kernels.h"
 #include "ops/shift_operator_kernels.h"
+#include "ops/sparse_compressed_kernels.h"
 #include "ops/sparse_coo_kernels.h"
 #include "ops/vector_product_kernels.h"
 #include "ops/weight_norm_kernels.h"
@@ -181,6 +182,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_histogramdd_from_bin_tensors", TORCH_FN(histogramdd_from_bin_tensors));
   m.impl("segment_reduce", TORCH_FN(ops::segment_reduce));
   m.impl("_segment_reduce_backward", TORCH_FN(segment_reduce_backward));
+  m.impl("_convert_indices_from_coo_to_csr", TORCH_FN(convert_indices_from_coo_to_csr));
+  m.impl("_convert_indices_from_coo_to_csr.out", TORCH_FN(convert_indices_from_coo_to_csr_out));
+  m.impl("_convert_indices_from_csr_to_coo", TORCH_FN(convert_indices_from_csr_to_coo));
+  m.impl("_convert_indices_from_csr_to_coo.out", TORCH_FN(convert_indices_from_csr_to_coo_out));
   m.impl("_jagged_to_padded_dense_forward", TORCH_FN(jagged_to_padded_dense));
   m.impl("_padded_dense_to_jagged_forward", TORCH_FN(padded_dense_to_jagged));
   m.impl("vdot", TORCH_FN(vdot));
