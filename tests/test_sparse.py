@@ -82,6 +82,9 @@ OPS = {
     "sum_dim": lambda d: torch.sparse.sum(_sparse(d), 0),
     "tensor_sum": lambda d: _sparse(d).sum(),
     "sparse_mask": lambda d: _dense(d).sparse_mask(_sparse(d).coalesce()),
+    "sparse_mask_empty": lambda d: _dense(d).sparse_mask(torch.sparse_coo_tensor(
+        torch.zeros(2, 0, dtype=torch.long, device=d), torch.zeros(0, device=d), (3, 3))),
+    "strided_dense_plus_sparse": lambda d: _dense(d).t().add_(_sparse(d), alpha=2.0),
     "to_sparse": lambda d: _dense(d).relu().to_sparse(),
     "to_sparse_one_dim": lambda d: _dense(d).relu().to_sparse(1),
     "transpose": lambda d: _sparse(d).t().coalesce(),

@@ -13,21 +13,12 @@
 // _transformer_encoder_layer_fwd). They raise NotImplementedError naming the
 // operator and the NestedTensortpu backend, as an operator without a nested
 // kernel does on CPU.
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+
+#include "ops/cpu_kernel_reuse.h"
 
 namespace torch_tpu::ops {
 namespace {
-
-void run_generic_nested_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::NestedTensorCPU), stack);
-}
-
-// The constructors that take a dense tpu tensor (a padded batch, a buffer)
-// dispatch on its dense key; their CPU kernels are as generic.
-void run_generic_dense_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
-}
 
 constexpr const char* kGenericNestedKernels[] = {
     // Metadata, views and copies.
@@ -122,6 +113,8 @@ constexpr const char* kGenericNestedKernels[] = {
     "embedding",
 };
 
+// The constructors that take a dense tpu tensor (a padded batch, a buffer)
+// dispatch on its dense key; their CPU kernels are as generic.
 constexpr const char* kGenericDenseKernels[] = {
     "_nested_from_padded",
     "_nested_view_from_buffer",
@@ -129,15 +122,11 @@ constexpr const char* kGenericDenseKernels[] = {
 };
 
 TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
-  for (const char* name : kGenericNestedKernels) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_generic_nested_kernel>());
-  }
+  reuse_kernels_of<c10::DispatchKey::NestedTensorCPU>(m, kGenericNestedKernels);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* name : kGenericDenseKernels) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_generic_dense_kernel>());
-  }
+  reuse_kernels_of<c10::DispatchKey::CPU>(m, kGenericDenseKernels);
 }
 
 }  // namespace

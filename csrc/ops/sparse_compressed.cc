@@ -7,12 +7,12 @@
 #include <ATen/ATen.h>
 #include <ATen/SparseCsrTensorImpl.h>
 #include <ATen/SparseCsrTensorUtils.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include <vector>
 
+#include "ops/cpu_kernel_reuse.h"
 #include "ops/sparse_compressed_kernels.h"
 
 namespace torch_tpu::ops {
@@ -20,10 +20,6 @@ namespace {
 
 // PyTorch's SparseCsrCPU kernels for the operators below only use ATen ops
 // on the member tensors (checked in its source), so they run on tpu ones.
-void run_sparse_csr_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::SparseCsrCPU), stack);
-}
-
 constexpr const char* kGenericCsrKernels[] = {
     "_nnz",
     "crow_indices",
@@ -72,12 +68,7 @@ constexpr const char* kGenericCsrKernels[] = {
 
 // A dense tensor or a COO tensor to CSR: the CPU kernels (nonzero and the
 // index conversion; coalesce and the conversion) dispatch on the tensors.
-void run_dense_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
-}
-void run_sparse_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::SparseCPU), stack);
-}
+constexpr const char* kGenericToCsrKernels[] = {"_to_sparse_csr"};
 
 bool is_compressed(const at::Tensor& t) {
   const at::Layout layout = t.layout();
@@ -241,9 +232,7 @@ at::Tensor& convert_indices_from_csr_to_coo_out(const at::Tensor& crow_indices,
 }
 
 TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
-  for (const char* name : kGenericCsrKernels) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_sparse_csr_cpu_kernel>());
-  }
+  reuse_kernels_of<c10::DispatchKey::SparseCsrCPU>(m, kGenericCsrKernels);
   m.impl("addmm.out", TORCH_FN(csr_addmm_out));
   m.impl("addmv.out", TORCH_FN(csr_addmv_out));
   m.impl("_to_sparse_csr", TORCH_FN(compressed_to_sparse_csr));
@@ -255,12 +244,12 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_to_sparse_csr", torch::CppFunction::makeFromBoxedFunction<&run_dense_cpu_kernel>());
+  reuse_kernels_of<c10::DispatchKey::CPU>(m, kGenericToCsrKernels);
   m.impl("_to_sparse_csc", TORCH_FN(to_sparse_csc));
 }
 
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
-  m.impl("_to_sparse_csr", torch::CppFunction::makeFromBoxedFunction<&run_sparse_cpu_kernel>());
+  reuse_kernels_of<c10::DispatchKey::SparseCPU>(m, kGenericToCsrKernels);
   m.impl("_to_sparse_csc", TORCH_FN(to_sparse_csc));
 }
 

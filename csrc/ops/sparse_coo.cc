@@ -81,12 +81,11 @@ at::Tensor& set_sparse(at::Tensor& out, const at::Tensor& like, at::IntArrayRef 
   return out;
 }
 
-at::ScalarType checked_result_type(const at::Tensor& self, const at::Tensor& other,
-                                   const at::Tensor& out, const char* op) {
+void check_castable(const at::Tensor& self, const at::Tensor& other, const at::Tensor& out,
+                    const char* op) {
   const at::ScalarType type = at::result_type(self, other);
   TORCH_CHECK(at::canCast(type, out.scalar_type()), op, ": result type ", type,
               " can't be cast to the desired output type ", out.scalar_type());
-  return type;
 }
 
 // A dense operand of a product with a sparse one: a 0-dim tensor is a
@@ -116,6 +115,27 @@ struct Lookup {
 Lookup lookup(const at::Tensor& sorted, const at::Tensor& wanted) {
   const at::Tensor slot = at::searchsorted(sorted, wanted).clamp_max(sorted.size(0) - 1);
   return {slot, sorted.index_select(0, slot).eq(wanted)};
+}
+
+// `rows` [n, ...] with the rows where `keep` [n] is false set to 0.
+at::Tensor rows_where(const at::Tensor& keep, const at::Tensor& rows) {
+  std::vector<int64_t> keep_shape(static_cast<size_t>(rows.dim()), 1);
+  keep_shape[0] = keep.size(0);
+  return at::where(keep.view(keep_shape), rows, at::zeros({}, rows.options()));
+}
+
+// A coalesced sparse tensor's values at `wanted` (linear positions over
+// `sizes`, some of its sparse dims), 0 where it has no entry: [n, dense...].
+at::Tensor values_at(const at::Tensor& source, const std::vector<int64_t>& sizes,
+                     const at::Tensor& wanted) {
+  const at::Tensor values = source._values();
+  if (source._nnz() == 0 || wanted.size(0) == 0) {
+    std::vector<int64_t> shape = values.sizes().vec();
+    shape[0] = wanted.size(0);
+    return at::zeros(shape, values.options());
+  }
+  const Lookup in_source = lookup(linear_index(source._indices(), sizes), wanted);
+  return rows_where(in_source.found, values.index_select(0, in_source.slot));
 }
 
 // Every pair (query, position) with sorted[position] == queries[query]
@@ -170,7 +190,7 @@ at::Tensor sparse_to_dense(const at::Tensor& self, std::optional<at::ScalarType>
 
 at::Tensor& sparse_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,
                            at::Tensor& out) {
-  const at::ScalarType type = checked_result_type(self, other, out, "add");
+  check_castable(self, other, out, "add");
   TORCH_CHECK(other.is_sparse(),
               "add(sparse, dense) is not supported. Use add(dense, sparse) instead.");
   if (!self.is_sparse()) {
@@ -189,9 +209,12 @@ at::Tensor& sparse_add_out(const at::Tensor& self, const at::Tensor& other, cons
     const std::vector<int64_t> sparse = sparse_sizes(other);
     std::vector<int64_t> rows_shape = other._values().sizes().vec();
     rows_shape[0] = product(sparse);
-    at::Tensor rows = out.view(rows_shape);
+    // (rows of a strided `out` are added in a contiguous copy, then copied back)
+    at::Tensor target = out.is_contiguous() ? out : out.contiguous();
+    at::Tensor rows = target.view(rows_shape);
     add_rows(rows, linear_index(other._indices(), sparse), other._values().to(out.scalar_type()),
              alpha);
+    if (!target.is_same(out)) out.copy_(target);
     return out;
   }
   TORCH_CHECK(self.sizes() == other.sizes(),
@@ -203,7 +226,6 @@ at::Tensor& sparse_add_out(const at::Tensor& self, const at::Tensor& other, cons
               other.dense_dim());
   TORCH_CHECK(out.is_sparse(), "add: the result of sparse + sparse is sparse, got a dense out=");
   const at::ScalarType out_type = out.scalar_type();
-  (void)type;
   at::Tensor values = at::cat({self._values().to(out_type), other._values().to(out_type) * alpha});
   at::Tensor indices = at::cat({self._indices(), other._indices()}, 1);
   return set_sparse(out, self, self.sizes(), indices, values, false);
@@ -222,7 +244,7 @@ at::Tensor& sparse_add_(at::Tensor& self, const at::Tensor& other, const at::Sca
 
 at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   const char* op = "mul";
-  checked_result_type(self, other, out, op);
+  check_castable(self, other, out, op);
   TORCH_CHECK(out.is_sparse(), op,
               ": the product with a sparse tensor is sparse, got a dense out=");
   const at::ScalarType type = out.scalar_type();
@@ -352,7 +374,7 @@ at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
               self.sparse_dim(), "` != `mask.sparse_dim() == ", mask.sparse_dim(), "`.");
   at::Tensor values;
   if (mask._nnz() == 0) {
-    values = at::empty(mask._values().sizes(), self._values().options());
+    values = at::empty(mask._values().sizes(), self.options().layout(at::kStrided));
   } else if (!self.is_sparse()) {
     values = gather_at(self, mask, "sparse_mask");
   } else {
@@ -360,19 +382,7 @@ at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
     // mask entry looks its position up among self's sorted positions.
     const at::Tensor source = self.coalesce();
     const std::vector<int64_t> sparse = sparse_sizes(mask);
-    std::vector<int64_t> values_shape = source._values().sizes().vec();
-    values_shape[0] = mask._nnz();
-    if (source._nnz() == 0) {
-      values = at::zeros(values_shape, source._values().options());
-    } else {
-      const Lookup in_source =
-          lookup(linear_index(source._indices(), sparse), linear_index(mask._indices(), sparse));
-      std::vector<int64_t> found_shape(values_shape.size(), 1);
-      found_shape[0] = mask._nnz();
-      values = at::where(in_source.found.view(found_shape),
-                         source._values().index_select(0, in_source.slot),
-                         at::zeros({}, source._values().options()));
-    }
+    values = values_at(source, sparse, linear_index(mask._indices(), sparse));
   }
   return make_sparse(mask, mask.sizes(), mask._indices().clone(), values, mask.is_coalesced());
 }
@@ -397,9 +407,7 @@ at::Tensor sparse_mask_projection(const at::Tensor& self, const at::Tensor& mask
     const std::vector<int64_t> sparse = sparse_sizes(self);
     const Lookup in_mask =
         lookup(linear_index(pattern._indices(), sparse), linear_index(self._indices(), sparse));
-    std::vector<int64_t> found_shape(values.dim(), 1);
-    found_shape[0] = self._nnz();
-    kept = at::where(in_mask.found.view(found_shape), values, at::zeros({}, values.options()));
+    kept = rows_where(in_mask.found, values);
   }
   return make_sparse(self, self.sizes(), self._indices().clone(), kept, self.is_coalesced());
 }
@@ -538,19 +546,7 @@ at::Tensor sparse_sum_backward(const at::Tensor& grad, const at::Tensor& input_,
       kept_rows.push_back(self._indices().select(0, d));
     }
     const at::Tensor source = grad.coalesce();
-    std::vector<int64_t> shape = source._values().sizes().vec();
-    shape[0] = self._nnz();
-    if (source._nnz() == 0 || self._nnz() == 0) {
-      per_entry = at::zeros(shape, source._values().options());
-    } else {
-      const Lookup in_grad = lookup(linear_index(source._indices(), kept_sizes),
-                                    linear_index(at::stack(kept_rows), kept_sizes));
-      std::vector<int64_t> found_shape(shape.size(), 1);
-      found_shape[0] = self._nnz();
-      per_entry =
-          at::where(in_grad.found.view(found_shape), source._values().index_select(0, in_grad.slot),
-                    at::zeros({}, source._values().options()));
-    }
+    per_entry = values_at(source, kept_sizes, linear_index(at::stack(kept_rows), kept_sizes));
   }
   // Dense dims that were summed come back as broadcasts.
   for (int64_t d = sparse_dims; d < self.dim(); ++d) {

@@ -8,20 +8,12 @@
 // (ops/sparse_coo.cc); the rest (index_select, bmm, softmax, sparse @
 // sparse, sum's backward, ...) raise NotImplementedError naming the op and
 // the Sparsetpu backend.
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+
+#include "ops/cpu_kernel_reuse.h"
 
 namespace torch_tpu::ops {
 namespace {
-
-void run_sparse_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::SparseCPU), stack);
-}
-
-// Dense to sparse: the dense key's kernel (nonzero, unique_dim, index).
-void run_dense_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
-}
 
 constexpr const char* kGenericSparseKernels[] = {
     // Constructors, accessors, resizes and copies.
@@ -173,16 +165,15 @@ constexpr const char* kGenericSparseKernels[] = {
     "mv",
 };
 
+// Dense to sparse: the dense key's kernel (nonzero, unique_dim, index).
+constexpr const char* kGenericDenseToSparseKernels[] = {"_to_sparse", "_to_sparse.sparse_dim"};
+
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
-  for (const char* name : kGenericSparseKernels) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_sparse_cpu_kernel>());
-  }
+  reuse_kernels_of<c10::DispatchKey::SparseCPU>(m, kGenericSparseKernels);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_to_sparse", torch::CppFunction::makeFromBoxedFunction<&run_dense_cpu_kernel>());
-  m.impl("_to_sparse.sparse_dim",
-         torch::CppFunction::makeFromBoxedFunction<&run_dense_cpu_kernel>());
+  reuse_kernels_of<c10::DispatchKey::CPU>(m, kGenericDenseToSparseKernels);
 }
 
 }  // namespace
