@@ -14,6 +14,7 @@
 
 #include "ops/cpu_kernel_reuse.h"
 #include "ops/sparse_compressed_kernels.h"
+#include "ops/sparse_coo_kernels.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -88,9 +89,7 @@ at::Tensor& csr_addmm_out(const at::Tensor& self, const at::Tensor& mat1, const 
   const at::Tensor a = is_compressed(mat1) ? mat1.to_sparse() : mat1;
   const at::Tensor b = is_compressed(mat2) ? mat2.to_sparse() : mat2;
   const at::Tensor product = at::mm(a, b);
-  at::Tensor result = beta.toComplexDouble() == 0.0
-                          ? product * alpha
-                          : at::add(self.expand(product.sizes()) * beta, product, alpha);
+  const at::Tensor result = addmm_combine(self, product, beta, alpha);
   if (!out.is_same(self)) at::native::resize_output(out, product.sizes());
   return out.copy_(result);
 }
@@ -123,11 +122,16 @@ at::Tensor to_sparse_csc(const at::Tensor& self, std::optional<int64_t> dense_di
   return self.t().to_sparse_csr().t();
 }
 
+// A COO matrix in a compressed layout (CSR or CSC).
+at::Tensor coo_to_compressed(const at::Tensor& coo, at::Layout layout) {
+  return layout == at::kSparseCsc ? to_sparse_csc(coo, std::nullopt) : coo.to_sparse_csr();
+}
+
 // self's values at a compressed mask's entries, in the mask's layout.
 at::Tensor compressed_sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
   const at::Tensor source = is_compressed(self) ? self.to_sparse() : self;
   const at::Tensor masked = source.sparse_mask(mask.to_sparse());
-  return mask.layout() == at::kSparseCsc ? masked.t().to_sparse_csr().t() : masked.to_sparse_csr();
+  return coo_to_compressed(masked, mask.layout());
 }
 
 // In the coordinate form. A compressed + compressed sum is compressed, in
@@ -142,8 +146,7 @@ at::Tensor& compressed_add_out(const at::Tensor& self, const at::Tensor& other,
               "add: a compressed sparse result needs compressed sparse operands, got ",
               self.layout(), " and ", other.layout());
   const at::Tensor sum = at::add(a, b, alpha).coalesce().to(out.scalar_type());
-  const at::Tensor result =
-      out.layout() == at::kSparseCsc ? sum.t().to_sparse_csr().t() : sum.to_sparse_csr();
+  const at::Tensor result = coo_to_compressed(sum, out.layout());
   const auto [compressed, plain] = at::sparse_csr::getCompressedPlainIndices(result);
   at::sparse_csr::get_sparse_csr_impl(out)->set_member_tensors(compressed, plain, result.values(),
                                                                result.sizes());
@@ -152,12 +155,11 @@ at::Tensor& compressed_add_out(const at::Tensor& self, const at::Tensor& other,
 
 at::Tensor compressed_add(const at::Tensor& self, const at::Tensor& other,
                           const at::Scalar& alpha) {
-  const at::ScalarType type = at::result_type(self, other);
-  if (!is_compressed(self)) {
-    at::Tensor out = at::empty(self.sizes(), self.options().dtype(type));
-    return compressed_add_out(self, other, alpha, out);
-  }
-  at::Tensor out = self.clone().to(type);
+  // (a compressed result's member tensors are replaced, so its out holds
+  // no copy of self's)
+  const at::TensorOptions options = self.options().dtype(at::result_type(self, other));
+  at::Tensor out =
+      is_compressed(self) ? at::empty_like(self, options) : at::empty(self.sizes(), options);
   return compressed_add_out(self, other, alpha, out);
 }
 

@@ -34,6 +34,13 @@ int64_t product(const std::vector<int64_t>& sizes) {
   return n;
 }
 
+// The shape of `values` ([nnz, dense dims...]) with `rows` rows.
+std::vector<int64_t> rows_like(const at::Tensor& values, int64_t rows) {
+  std::vector<int64_t> shape = values.sizes().vec();
+  shape[0] = rows;
+  return shape;
+}
+
 // Each entry's row-major position over the sparse dims, [nnz].
 at::Tensor linear_index(const at::Tensor& indices, const std::vector<int64_t>& sizes) {
   if (sizes.empty()) return at::zeros({indices.size(1)}, indices.options());
@@ -42,6 +49,25 @@ at::Tensor linear_index(const at::Tensor& indices, const std::vector<int64_t>& s
     linear = linear * sizes[d] + indices.select(0, static_cast<int64_t>(d));
   }
   return linear;
+}
+
+// Each entry's row-major position over some of the sparse dims (`dims`,
+// ascending), and those dims' sizes.
+struct PartialIndex {
+  at::Tensor linear;
+  std::vector<int64_t> sizes;
+};
+PartialIndex linear_index_over(const at::Tensor& indices, at::IntArrayRef all_sizes,
+                               const std::vector<int64_t>& dims) {
+  PartialIndex result;
+  std::vector<at::Tensor> rows;
+  for (int64_t d : dims) {
+    result.sizes.push_back(all_sizes[d]);
+    rows.push_back(indices.select(0, d));
+  }
+  result.linear = rows.empty() ? at::zeros({indices.size(1)}, indices.options())
+                               : linear_index(at::stack(rows), result.sizes);
+  return result;
 }
 
 // The inverse of linear_index: [sparse_dim, n].
@@ -88,10 +114,6 @@ void check_castable(const at::Tensor& self, const at::Tensor& other, const at::T
               " can't be cast to the desired output type ", out.scalar_type());
 }
 
-// A dense operand of a product with a sparse one: a 0-dim tensor is a
-// scalar; anything else broadcasts to the sparse operand's shape.
-bool is_scalar(const at::Tensor& t) { return !t.is_sparse() && t.dim() == 0; }
-
 // `dense` at the sparse entries of `like` ([nnz, dense dims...]).
 at::Tensor gather_at(const at::Tensor& dense, const at::Tensor& like, const char* op) {
   const std::vector<int64_t> shape = at::infer_size(dense.sizes(), like.sizes());
@@ -100,10 +122,8 @@ at::Tensor gather_at(const at::Tensor& dense, const at::Tensor& like, const char
                               " broadcasts a sparse one of shape ", like.sizes(),
                               " to a larger shape, which tpu does not support");
   const std::vector<int64_t> sparse = sparse_sizes(like);
-  std::vector<int64_t> rows_shape{product(sparse)};
-  for (int64_t d = like.sparse_dim(); d < like.dim(); ++d) rows_shape.push_back(like.size(d));
   return dense.expand(like.sizes())
-      .reshape(rows_shape)
+      .reshape(rows_like(like._values(), product(sparse)))
       .index_select(0, linear_index(like._indices(), sparse));
 }
 
@@ -130,9 +150,7 @@ at::Tensor values_at(const at::Tensor& source, const std::vector<int64_t>& sizes
                      const at::Tensor& wanted) {
   const at::Tensor values = source._values();
   if (source._nnz() == 0 || wanted.size(0) == 0) {
-    std::vector<int64_t> shape = values.sizes().vec();
-    shape[0] = wanted.size(0);
-    return at::zeros(shape, values.options());
+    return at::zeros(rows_like(values, wanted.size(0)), values.options());
   }
   const Lookup in_source = lookup(linear_index(source._indices(), sizes), wanted);
   return rows_where(in_source.found, values.index_select(0, in_source.slot));
@@ -166,9 +184,7 @@ at::Tensor sparse_coalesce(const at::Tensor& self) {
       at::_unique2(linear_index(indices, sparse), /*sorted=*/true, /*return_inverse=*/true,
                    /*return_counts=*/false);
   (void)counts;
-  std::vector<int64_t> values_shape = values.sizes().vec();
-  values_shape[0] = unique.size(0);
-  at::Tensor summed = at::zeros(values_shape, values.options());
+  at::Tensor summed = at::zeros(rows_like(values, unique.size(0)), values.options());
   add_rows(summed, inverse, values);
   return make_sparse(self, self.sizes(), unflatten_index(unique, sparse), summed, true);
 }
@@ -181,9 +197,7 @@ at::Tensor sparse_to_dense(const at::Tensor& self, std::optional<at::ScalarType>
   at::Tensor dense = at::zeros(self.sizes(), values.options().layout(at::kStrided));
   if (self._nnz() == 0 || dense.numel() == 0) return dense;
   const std::vector<int64_t> sparse = sparse_sizes(self);
-  std::vector<int64_t> rows_shape = values.sizes().vec();
-  rows_shape[0] = product(sparse);
-  at::Tensor rows = dense.view(rows_shape);
+  at::Tensor rows = dense.view(rows_like(values, product(sparse)));
   add_rows(rows, linear_index(self._indices(), sparse), values);
   return dense;
 }
@@ -207,11 +221,9 @@ at::Tensor& sparse_add_out(const at::Tensor& self, const at::Tensor& other, cons
     }
     if (other._nnz() == 0 || out.numel() == 0) return out;
     const std::vector<int64_t> sparse = sparse_sizes(other);
-    std::vector<int64_t> rows_shape = other._values().sizes().vec();
-    rows_shape[0] = product(sparse);
     // (rows of a strided `out` are added in a contiguous copy, then copied back)
     at::Tensor target = out.is_contiguous() ? out : out.contiguous();
-    at::Tensor rows = target.view(rows_shape);
+    at::Tensor rows = target.view(rows_like(other._values(), product(sparse)));
     add_rows(rows, linear_index(other._indices(), sparse), other._values().to(out.scalar_type()),
              alpha);
     if (!target.is_same(out)) out.copy_(target);
@@ -248,17 +260,13 @@ at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::
   TORCH_CHECK(out.is_sparse(), op,
               ": the product with a sparse tensor is sparse, got a dense out=");
   const at::ScalarType type = out.scalar_type();
-  if (is_scalar(self) || is_scalar(other)) {
-    const at::Tensor& sparse = self.is_sparse() ? self : other;
-    const at::Tensor& scalar = self.is_sparse() ? other : self;
-    at::Tensor values = sparse._values().to(type) * scalar.to(type);
-    return set_sparse(out, sparse, sparse.sizes(), sparse._indices().clone(), values,
-                      sparse.is_coalesced());
-  }
   if (self.is_sparse() != other.is_sparse()) {
+    // A dense factor: a 0-dim one is a scalar; any other broadcasts to the
+    // sparse shape and is taken at the sparse entries.
     const at::Tensor& sparse = self.is_sparse() ? self : other;
     const at::Tensor& dense = self.is_sparse() ? other : self;
-    at::Tensor values = sparse._values().to(type) * gather_at(dense, sparse, op).to(type);
+    const at::Tensor factor = dense.dim() == 0 ? dense : gather_at(dense, sparse, op);
+    at::Tensor values = sparse._values().to(type) * factor.to(type);
     return set_sparse(out, sparse, sparse.sizes(), sparse._indices().clone(), values,
                       sparse.is_coalesced());
   }
@@ -295,6 +303,13 @@ at::Tensor& sparse_mul_(at::Tensor& self, const at::Tensor& other) {
   return sparse_mul_out(self, other, self);
 }
 
+at::Tensor addmm_combine(const at::Tensor& self, const at::Tensor& product, const at::Scalar& beta,
+                         const at::Scalar& alpha) {
+  // beta == 0 ignores self, NaN included, as a dense addmm does.
+  if (beta.toComplexDouble() == 0.0) return product * alpha;
+  return at::add(self.expand(product.sizes()) * beta, product, alpha);
+}
+
 at::Tensor& sparse_addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                              const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
   const char* op = "addmm";
@@ -312,7 +327,6 @@ at::Tensor& sparse_addmm_out(const at::Tensor& self, const at::Tensor& mat1, con
               op, ": expected self, mat1 and mat2 to have the same dtype, but got ",
               self.scalar_type(), ", ", mat1.scalar_type(), " and ", mat2.scalar_type());
   const int64_t n = mat1.size(0), p = mat2.size(1);
-  const at::Tensor expanded = self.expand({n, p});
   at::Tensor product = at::zeros({n, p}, mat2.options());
   if (mat1._nnz() > 0 && p > 0) {
     const at::Tensor indices = mat1._indices();
@@ -320,9 +334,7 @@ at::Tensor& sparse_addmm_out(const at::Tensor& self, const at::Tensor& mat1, con
         mat2.index_select(0, indices.select(0, 1)) * mat1._values().unsqueeze(1);
     product.index_add_(0, indices.select(0, 0), rows);
   }
-  // beta == 0 ignores self, NaN included, as a dense addmm does.
-  at::Tensor result =
-      beta.toComplexDouble() == 0.0 ? product * alpha : at::add(expanded * beta, product, alpha);
+  const at::Tensor result = addmm_combine(self, product, beta, alpha);
   if (!out.is_same(self)) at::native::resize_output(out, {n, p});
   return out.copy_(result);
 }
@@ -539,14 +551,8 @@ at::Tensor sparse_sum_backward(const at::Tensor& grad, const at::Tensor& input_,
     per_entry = grad.unsqueeze(0).expand(shape);
   } else {
     TORCH_CHECK(grad.is_sparse(), op, ": expected a sparse gradient when sparse dims are kept");
-    std::vector<int64_t> kept_sizes;
-    std::vector<at::Tensor> kept_rows;
-    for (int64_t d : kept_sparse) {
-      kept_sizes.push_back(self.size(d));
-      kept_rows.push_back(self._indices().select(0, d));
-    }
-    const at::Tensor source = grad.coalesce();
-    per_entry = values_at(source, kept_sizes, linear_index(at::stack(kept_rows), kept_sizes));
+    const PartialIndex kept = linear_index_over(self._indices(), self.sizes(), kept_sparse);
+    per_entry = values_at(grad.coalesce(), kept.sizes, kept.linear);
   }
   // Dense dims that were summed come back as broadcasts.
   for (int64_t d = sparse_dims; d < self.dim(); ++d) {
@@ -562,28 +568,19 @@ namespace {
 // every other sparse coordinate ([nnz], ids 0..groups-1; one host read).
 at::Tensor softmax_groups(const at::Tensor& indices, const std::vector<int64_t>& sparse,
                           int64_t dim, int64_t* groups) {
-  std::vector<int64_t> other_sizes;
-  std::vector<at::Tensor> other_rows;
+  std::vector<int64_t> others;
   for (int64_t d = 0; d < static_cast<int64_t>(sparse.size()); ++d) {
-    if (d == dim) continue;
-    other_sizes.push_back(sparse[d]);
-    other_rows.push_back(indices.select(0, d));
+    if (d != dim) others.push_back(d);
   }
-  if (other_rows.empty()) {
+  if (others.empty()) {
     *groups = 1;
     return at::zeros({indices.size(1)}, indices.options());
   }
   auto [unique, inverse, counts] =
-      at::_unique2(linear_index(at::stack(other_rows), other_sizes), false, true, false);
+      at::_unique2(linear_index_over(indices, sparse, others).linear, false, true, false);
   (void)counts;
   *groups = unique.size(0);
   return inverse;
-}
-
-std::vector<int64_t> group_shape(const at::Tensor& values, int64_t groups) {
-  std::vector<int64_t> shape = values.sizes().vec();
-  shape[0] = groups;
-  return shape;
 }
 
 at::Tensor sparse_softmax_common(const at::Tensor& self, int64_t dim, bool half_to_float,
@@ -605,13 +602,13 @@ at::Tensor sparse_softmax_common(const at::Tensor& self, int64_t dim, bool half_
     // Over a sparse dim, the unspecified entries are left out (as if -inf).
     int64_t groups = 0;
     const at::Tensor group = softmax_groups(input._indices(), sparse_sizes(input), dim, &groups);
-    const at::Tensor largest = at::full(group_shape(values, groups),
+    const at::Tensor largest = at::full(rows_like(values, groups),
                                         -std::numeric_limits<double>::infinity(), values.options())
                                    .index_reduce_(0, group, values, "amax");
     const at::Tensor shifted = values - largest.index_select(0, group);
     const at::Tensor exponent = shifted.exp();
     const at::Tensor total =
-        at::zeros(group_shape(values, groups), values.options()).index_add_(0, group, exponent);
+        at::zeros(rows_like(values, groups), values.options()).index_add_(0, group, exponent);
     result = log ? shifted - total.log().index_select(0, group)
                  : exponent / total.index_select(0, group);
   }
@@ -637,7 +634,7 @@ at::Tensor sparse_softmax_backward_common(const at::Tensor& grad, const at::Tens
     const at::Tensor group = softmax_groups(output._indices(), sparse_sizes(output), dim, &groups);
     const at::Tensor weighted = log ? g : g * y;
     const at::Tensor total =
-        at::zeros(group_shape(y, groups), y.options()).index_add_(0, group, weighted);
+        at::zeros(rows_like(y, groups), y.options()).index_add_(0, group, weighted);
     const at::Tensor spread = total.index_select(0, group);
     result = log ? g - y.exp() * spread : y * (g - spread);
   }

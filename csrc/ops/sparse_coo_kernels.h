@@ -19,6 +19,10 @@ at::Tensor& sparse_add_(at::Tensor& self, const at::Tensor& other, const at::Sca
 at::Tensor& sparse_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out);
 at::Tensor sparse_mul(const at::Tensor& self, const at::Tensor& other);
 at::Tensor& sparse_mul_(at::Tensor& self, const at::Tensor& other);
+// beta * self + alpha * product, as addmm adds them (beta == 0 ignores self,
+// NaN included); shared with the compressed layouts' addmm.
+at::Tensor addmm_combine(const at::Tensor& self, const at::Tensor& product, const at::Scalar& beta,
+                         const at::Scalar& alpha);
 at::Tensor& sparse_addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                              const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
 at::Tensor sparse_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
