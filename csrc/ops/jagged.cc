@@ -25,7 +25,8 @@ at::Tensor single_offsets(at::TensorList offsets, const at::Tensor& like, const 
   return offsets[0].to(like.device(), at::kLong);
 }
 
-// `mask` [rows] broadcast over the trailing dims of `rows_by_rest`.
+// `mask` with `trailing_dims` size-1 dims appended, to broadcast over the
+// trailing dims of the rows it selects.
 at::Tensor rowwise(const at::Tensor& mask, int64_t trailing_dims) {
   std::vector<int64_t> shape = mask.sizes().vec();
   shape.insert(shape.end(), trailing_dims, 1);
