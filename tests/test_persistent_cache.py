@@ -75,6 +75,20 @@ def test_a_warm_process_compiles_nothing_and_gets_identical_bits(tmp_path):
     assert warm["stats"]["entries"] == cold["writes"] and warm["stats"]["enabled"]
 
 
+def test_entries_compiled_under_other_compiler_flags_are_not_reused(tmp_path):
+    # XLA_FLAGS changes what the plugin compiles (here: its older elemental
+    # emitters instead of the fusion emitters), so a process with other
+    # flags compiles its own programs, and one with the same flags reuses them.
+    cache = tmp_path / "cache"
+    cold, _ = run(cache)
+    flags = {"XLA_FLAGS": "--xla_cpu_use_fusion_emitters=false"}
+    other, _ = run(cache, flags)
+    assert other["hits"] == 0 and other["compiles"] == cold["compiles"], other
+    again, _ = run(cache, flags)
+    assert again["compiles"] == 0 and again["hits"] == cold["compiles"], again
+    assert other["weights"] == again["weights"]
+
+
 def test_an_entry_carries_the_sha256_of_its_payload(tmp_path):
     cache = tmp_path / "cache"
     run(cache)

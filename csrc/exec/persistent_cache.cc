@@ -202,6 +202,13 @@ PersistentCache::PersistentCache() {
     identity_ += '\0' + std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) +
                  '.' + std::to_string(st.st_mtim.tv_nsec);
   }
+  // The plugin compiles with the flags it read from these at its start: an
+  // executable compiled under other flags (fast math, another emitter) is
+  // another program, so the flags are part of every entry's name.
+  for (const char* name : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"}) {
+    const char* flags = std::getenv(name);
+    identity_ += std::string(1, '\0') + name + '=' + (flags != nullptr ? flags : "");
+  }
   const int64_t prefetch = nonnegative_int_from_env("TORCH_TPU_CACHE_PREFETCH", kDefaultPrefetch);
   if (prefetch > 0) start_prefetch(static_cast<size_t>(prefetch));
 }

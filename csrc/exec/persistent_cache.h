@@ -3,7 +3,8 @@
 //
 // An entry is named by sha256(cache format ‖ plugin identity (platform,
 // its version, the PJRT API version, the plugin file's path, size and
-// modification time) ‖ compile options ‖ program text) and holds the
+// modification time, and the compiler flags it reads from the environment:
+// XLA_FLAGS, LIBTPU_INIT_ARGS) ‖ compile options ‖ program text) and holds the
 // plugin's serialized executable behind a header with that name and the
 // payload's sha256. An entry that is truncated, corrupt, foreign or that the
 // plugin refuses is deleted and the program compiled again, never trusted.
