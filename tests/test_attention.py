@@ -74,3 +74,66 @@ def test_mismatched_heads_raise_pytorchs_error():
     k = torch.randn(1, 3, 3, 8, device="tpu")
     with pytest.raises(RuntimeError):
         F.scaled_dot_product_attention(q, k, k)
+
+
+def _decode_step_inputs(length, requires_grad=False):
+    gen = torch.Generator().manual_seed(length)
+    q = torch.randn(1, 6, 1, 16, generator=gen)
+    k = torch.randn(1, 2, length, 16, generator=gen)
+    v = torch.randn(1, 2, length, 16, generator=gen)
+    return [t.to("tpu").requires_grad_(requires_grad) for t in (q, k, v)], (q, k, v)
+
+
+@pytest.mark.parametrize("mode", ["strict", "debug"])
+def test_attention_is_one_launch_and_a_new_length_one_compile(mode):
+    # A decoding loop calls attention with a key one longer every token: in
+    # Strict mode each call is one program (one compile per new length, one
+    # launch per call), not one per step (two products, the scale, the
+    # softmax, the masked-row check, the head expansion). Debug keeps its
+    # per-op launches.
+    import torch_tpu
+    from metric_deltas import synced_delta
+
+    with torch_tpu.eager_mode(mode):
+        for length in (33, 34, 35):
+            (tq, tk, tv), (q, k, v) = _decode_step_inputs(length)
+            got, delta = synced_delta(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True))
+            want = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
+            if mode == "strict":
+                assert delta["executions"] == 1 and delta["compiles"] <= 1, delta
+            else:
+                assert delta["executions"] > 1, delta
+        _, again = synced_delta(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True))
+        assert again["compiles"] == 0
+
+
+def test_attention_backward_is_one_launch():
+    import torch_tpu
+    from metric_deltas import synced_delta
+
+    (tq, tk, tv), (q, k, v) = _decode_step_inputs(9, requires_grad=True)
+    q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
+    mask = torch.rand(1, 1, 1, 9) > 0.2
+    got = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=mask.to("tpu"), enable_gqa=True)
+    grad = torch.randn(got.shape)
+    tgrad = grad.to("tpu")
+    with torch_tpu.eager_mode("strict"):
+        grads, delta = synced_delta(lambda: torch.autograd.grad(got, (tq, tk, tv), tgrad))
+    assert delta["executions"] == 1, delta
+    want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    for g, w in zip(grads, torch.autograd.grad(want, (q, k, v), grad)):
+        torch.testing.assert_close(g.cpu(), w, atol=1e-5, rtol=1e-5)
+
+
+def test_a_failing_step_inside_attention_leaves_strict_mode_intact():
+    # A kernel that raises inside its one-program scope leaves the scope: the
+    # ops after it run in Strict mode again.
+    import torch_tpu
+
+    q = torch.randn(1, 4, 3, 8, device="tpu")
+    with torch_tpu.eager_mode("strict"):
+        with pytest.raises(RuntimeError, match="must match the size"):
+            F.scaled_dot_product_attention(q, q, q, attn_mask=torch.zeros(5, 5, device="tpu"))
+        assert torch_tpu.get_eager_mode() == "strict"
+        torch.testing.assert_close((q + 1).cpu(), q.cpu() + 1)

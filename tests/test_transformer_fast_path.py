@@ -103,3 +103,24 @@ def test_encoder_layer_takes_the_fast_path(calls):
     layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
     _same(layer, torch.randn(2, 4, 16))
     assert calls == ["transformer_encoder_layer_fwd", "native_multi_head_attention"]
+
+
+@pytest.mark.parametrize("mode", ["strict", "debug"])
+def test_the_fast_path_is_one_launch_in_strict_mode(mode):
+    # As the fused CPU/CUDA kernel is one kernel: the layer's ~15 tpu ops
+    # are one program in Strict mode (Debug keeps its per-op launches).
+    import torch_tpu
+    from metric_deltas import synced_delta
+
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True).eval()
+    tpu = copy.deepcopy(layer).to("tpu")
+    x = torch.randn(2, 4, 16)
+    tx = x.to("tpu")
+    with torch.no_grad(), torch_tpu.eager_mode(mode):
+        got, delta = synced_delta(lambda: tpu(tx))
+        torch.testing.assert_close(got.cpu(), layer(x), atol=1e-5, rtol=1e-5)
+    if mode == "strict":
+        assert delta["executions"] == 1, delta
+    else:
+        assert delta["executions"] > 1, delta

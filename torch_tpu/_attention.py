@@ -11,7 +11,8 @@ answer comes from the values: a row whose scores are all -inf gets zero
 probabilities (what the math path's `_safe_softmax` gives), with no host
 read.
 
-The backward recomputes the probabilities from the inputs. Dropout
+The backward recomputes the probabilities from the inputs, as one program
+(its ~20 tpu ops are one launch). Dropout
 (training with dropout_p > 0) stays on the math path: its mask would have
 to be replayed in the backward.
 """
@@ -22,6 +23,8 @@ import math
 from typing import List, Optional
 
 import torch
+
+from .modes import _as_one_program
 
 _lib = torch.library.Library("aten", "IMPL")
 
@@ -86,7 +89,11 @@ def _fold_heads(grad: torch.Tensor, kv_heads: int) -> torch.Tensor:
     return grad.view(b, kv_heads, h // kv_heads, s, d).sum(2)
 
 
-def fused_attention_backward(grad_out, query, key, value, attn_bias, grad_input_mask: List[bool], out, logsumexp,
+def fused_attention_backward(*args, **kwargs):
+    return _as_one_program(_backward, *args, **kwargs)
+
+
+def _backward(grad_out, query, key, value, attn_bias, grad_input_mask: List[bool], out, logsumexp,
                              cum_seq_q, cum_seq_k, max_q, max_k, dropout_p: float, is_causal: bool, philox_seed,
                              philox_offset, *, scale: Optional[float] = None):
     heads = query.shape[1]

@@ -19,6 +19,8 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
+from .modes import _as_one_program
+
 _lib = torch.library.Library("aten", "IMPL")
 
 
@@ -103,10 +105,11 @@ def nested_tensor_from_mask_left_aligned(t, mask) -> bool:
 
 
 # Registered through module-level names, looked up per call (tests count
-# the calls to prove the fast path is taken).
+# the calls to prove the fast path is taken). Each runs as one program, as
+# the fused CPU/CUDA kernels run as one kernel.
 _lib.impl("_native_multi_head_attention",
-          lambda *a, **k: native_multi_head_attention(*a, **k), "PrivateUse1")
+          lambda *a, **k: _as_one_program(native_multi_head_attention, *a, **k), "PrivateUse1")
 _lib.impl("_transformer_encoder_layer_fwd",
-          lambda *a, **k: transformer_encoder_layer_fwd(*a, **k), "PrivateUse1")
+          lambda *a, **k: _as_one_program(transformer_encoder_layer_fwd, *a, **k), "PrivateUse1")
 _lib.impl("_nested_tensor_from_mask_left_aligned",
           lambda *a, **k: nested_tensor_from_mask_left_aligned(*a, **k), "PrivateUse1")

@@ -25,3 +25,18 @@ def eager_mode(mode: str):
         yield
     finally:
         _C._pop_eager_mode()
+
+
+def _as_one_program(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`, its tpu ops run as one program in Strict mode
+    (one launch; one compile per new shape instead of one per op), the
+    Python twin of csrc/exec/one_program.h. Its intermediates die with
+    `fn`'s frame before the region runs, so only what it returns is
+    written to memory. Debug and DeferAndFuse run it as they run any code."""
+    if _C._get_eager_mode() != "strict":
+        return fn(*args, **kwargs)
+    _C._push_eager_mode("defer_and_fuse")
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _C._pop_eager_mode()

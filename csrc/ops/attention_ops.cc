@@ -3,13 +3,16 @@
 // no host read. A fully masked row gets zero probabilities, as the math
 // path's _safe_softmax gives, decided from the values on the device. The
 // backward (torch_tpu/_attention.py) recomputes the probabilities, so the
-// log-sum-exp output is zeros.
+// log-sum-exp output is zeros. Its steps run as one program (a OneProgram
+// scope): one launch per call, and one compile for each new key length in
+// a decoding loop instead of one per step.
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "exec/one_program.h"
 #include "ops/device_empty.h"
 #include "ops/kernels.h"
 
@@ -39,6 +42,30 @@ at::Tensor in_query_layout(const at::Tensor& x, const at::Tensor& query) {
   return laid_out.copy_(x);
 }
 
+// softmax(q k^T * scale + bias) v. Its intermediates are gone when it
+// returns, so the OneProgram region that runs it keeps only the result.
+at::Tensor attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                     const std::optional<at::Tensor>& attn_bias, bool is_causal,
+                     std::optional<double> scale) {
+  const int64_t heads = query.size(1);
+  const at::Tensor k = expand_heads(key, heads);
+  const at::Tensor v = expand_heads(value, heads);
+  const double factor = scale.has_value() ? *scale : 1.0 / std::sqrt(double(query.size(-1)));
+  at::Tensor scores = at::matmul(query, k.transpose(-2, -1)).mul(factor);
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  if (attn_bias.has_value() && attn_bias->defined()) {
+    scores = attn_bias->scalar_type() == at::kBool
+                 ? scores.masked_fill(attn_bias->logical_not(), minus_inf)
+                 : scores.add(*attn_bias);
+  }
+  if (is_causal) {
+    const at::Tensor above =
+        at::ones({query.size(-2), key.size(-2)}, query.options().dtype(at::kBool)).triu(1);
+    scores = scores.masked_fill(above, minus_inf);
+  }
+  return in_query_layout(at::matmul(at::_safe_softmax(scores, -1), v), query);
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
@@ -59,28 +86,17 @@ scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Ten
   TORCH_CHECK(key.size(1) > 0 && heads % key.size(1) == 0 && key.size(1) == value.size(1),
               "_scaled_dot_product_fused_attention_overrideable: ", heads,
               " query heads cannot share ", key.size(1), " key/value heads");
-  const at::Tensor k = expand_heads(key, heads);
-  const at::Tensor v = expand_heads(value, heads);
-  const double factor = scale.has_value() ? *scale : 1.0 / std::sqrt(double(query.size(-1)));
-  at::Tensor scores = at::matmul(query, k.transpose(-2, -1)).mul(factor);
-  const double minus_inf = -std::numeric_limits<double>::infinity();
-  if (attn_bias.has_value() && attn_bias->defined()) {
-    scores = attn_bias->scalar_type() == at::kBool
-                 ? scores.masked_fill(attn_bias->logical_not(), minus_inf)
-                 : scores.add(*attn_bias);
-  }
-  if (is_causal) {
-    const at::Tensor above =
-        at::ones({query.size(-2), key.size(-2)}, query.options().dtype(at::kBool)).triu(1);
-    scores = scores.masked_fill(above, minus_inf);
-  }
-  const at::Tensor out = in_query_layout(at::matmul(at::_safe_softmax(scores, -1), v), query);
-  const at::Tensor empty = device_empty({0}, query.options().dtype(at::kLong));
+  OneProgram one_program;
+  const at::Tensor out = attention(query, key, value, attn_bias, is_causal, scale);
   // The log-sum-exp has the shape PyTorch's meta function gives it; the
   // backward does not read it. Zeros rather than never-written memory: a
   // compiled backward graph binds it as an input, which needs a buffer.
+  const at::Tensor logsumexp =
+      at::zeros({query.size(0), heads, query.size(2)}, query.options().dtype(at::kFloat));
+  one_program.finish();
+  const at::Tensor empty = device_empty({0}, query.options().dtype(at::kLong));
   return {out,
-          at::zeros({query.size(0), heads, query.size(2)}, query.options().dtype(at::kFloat)),
+          logsumexp,
           empty,
           empty,
           c10::SymInt(query.size(-2)),
