@@ -11,6 +11,8 @@
 // in) the ops already join the open region.
 #pragma once
 
+#include <utility>
+
 namespace torch_tpu {
 
 class OneProgram {
@@ -26,6 +28,23 @@ class OneProgram {
 
  private:
   bool active_;
+};
+
+// A kernel function run in a OneProgram scope, for registering a kernel
+// written as several tpu ops: TORCH_FN(AsOneProgram<&kernel>::call). The
+// kernel's own locals are gone when it returns, so only its results are
+// written to memory.
+template <auto Kernel>
+struct AsOneProgram;
+
+template <typename Result, typename... Args, Result (*Kernel)(Args...)>
+struct AsOneProgram<Kernel> {
+  static Result call(Args... args) {
+    OneProgram scope;
+    Result result = Kernel(std::forward<Args>(args)...);
+    scope.finish();
+    return result;
+  }
 };
 
 }  // namespace torch_tpu

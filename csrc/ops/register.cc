@@ -8,6 +8,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "exec/one_program.h"
 #include "ops/amp_kernels.h"
 #include "ops/ctc_loss_kernels.h"
 #include "ops/data_dependent_kernels.h"
@@ -233,15 +234,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addbmm", TORCH_FN(addbmm));
   m.impl("addbmm.out", TORCH_FN(addbmm_out));
   m.impl("addbmm_", TORCH_FN(addbmm_));
-  m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
+  m.impl("_prelu_kernel_backward", TORCH_FN(AsOneProgram<&prelu_kernel_backward>::call));
   m.impl("channel_shuffle", TORCH_FN(channel_shuffle));
   m.impl("rsub.Tensor", TORCH_FN(rsub_tensor));
   m.impl("rsub.Tensor_out", TORCH_FN(rsub_tensor_out));
-  m.impl("angle", TORCH_FN(angle));
-  m.impl("angle.out", TORCH_FN(angle_out));
-  m.impl("renorm", TORCH_FN(renorm));
-  m.impl("renorm_", TORCH_FN(renorm_));
-  m.impl("renorm.out", TORCH_FN(renorm_out));
+  m.impl("angle", TORCH_FN(AsOneProgram<&angle>::call));
+  m.impl("angle.out", TORCH_FN(AsOneProgram<&angle_out>::call));
+  m.impl("renorm", TORCH_FN(AsOneProgram<&renorm>::call));
+  m.impl("renorm_", TORCH_FN(AsOneProgram<&renorm_>::call));
+  m.impl("renorm.out", TORCH_FN(AsOneProgram<&renorm_out>::call));
   m.impl("record_stream", TORCH_FN(record_stream));
   m.impl("_assert_async", TORCH_FN(assert_async));
   m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
@@ -355,45 +356,45 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eye.out", TORCH_FN(eye_n_out));
   m.impl("tril.out", TORCH_FN(tril_out));
   m.impl("triu.out", TORCH_FN(triu_out));
-  // Composites of other tpu ops.
-  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero));
-  m.impl("addmv.out", TORCH_FN(addmv_out));
+  // Composites of other tpu ops, each run as one program in Strict mode.
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(AsOneProgram<&count_nonzero>::call));
+  m.impl("addmv.out", TORCH_FN(AsOneProgram<&addmv_out>::call));
   m.impl("trace", TORCH_FN(trace));
-  m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
-  m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
-  m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
-  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(smooth_l1_loss_backward_out));
-  m.impl("nll_loss2d_forward", TORCH_FN(nll_loss2d_forward));
-  m.impl("nll_loss2d_backward", TORCH_FN(nll_loss2d_backward));
+  m.impl("log_sigmoid_forward", TORCH_FN(AsOneProgram<&log_sigmoid_forward>::call));
+  m.impl("log_sigmoid_backward", TORCH_FN(AsOneProgram<&log_sigmoid_backward>::call));
+  m.impl("smooth_l1_loss.out", TORCH_FN(AsOneProgram<&smooth_l1_loss_out>::call));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(AsOneProgram<&smooth_l1_loss_backward_out>::call));
+  m.impl("nll_loss2d_forward", TORCH_FN(AsOneProgram<&nll_loss2d_forward>::call));
+  m.impl("nll_loss2d_backward", TORCH_FN(AsOneProgram<&nll_loss2d_backward>::call));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_counts));
-  m.impl("huber_loss", TORCH_FN(huber_loss));
-  m.impl("huber_loss_backward", TORCH_FN(huber_loss_backward));
-  m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
-  m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
-  m.impl("reflection_pad1d.out", TORCH_FN(reflection_pad_out));
-  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(reflection_pad_backward_out));
-  m.impl("reflection_pad2d.out", TORCH_FN(reflection_pad_out));
-  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(reflection_pad_backward_out));
-  m.impl("reflection_pad3d.out", TORCH_FN(reflection_pad_out));
-  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(reflection_pad_backward_out));
-  m.impl("replication_pad1d.out", TORCH_FN(replication_pad_out));
-  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(replication_pad_backward_out));
-  m.impl("replication_pad2d.out", TORCH_FN(replication_pad_out));
-  m.impl("replication_pad2d_backward.grad_input", TORCH_FN(replication_pad_backward_out));
-  m.impl("replication_pad3d.out", TORCH_FN(replication_pad_out));
-  m.impl("replication_pad3d_backward.grad_input", TORCH_FN(replication_pad_backward_out));
-  m.impl("reflection_pad1d", TORCH_FN(reflection_pad));
-  m.impl("reflection_pad1d_backward", TORCH_FN(reflection_pad_backward));
-  m.impl("reflection_pad2d", TORCH_FN(reflection_pad));
-  m.impl("reflection_pad2d_backward", TORCH_FN(reflection_pad_backward));
-  m.impl("reflection_pad3d", TORCH_FN(reflection_pad));
-  m.impl("reflection_pad3d_backward", TORCH_FN(reflection_pad_backward));
-  m.impl("replication_pad1d", TORCH_FN(replication_pad));
-  m.impl("replication_pad1d_backward", TORCH_FN(replication_pad_backward));
-  m.impl("replication_pad2d", TORCH_FN(replication_pad));
-  m.impl("replication_pad2d_backward", TORCH_FN(replication_pad_backward));
-  m.impl("replication_pad3d", TORCH_FN(replication_pad));
-  m.impl("replication_pad3d_backward", TORCH_FN(replication_pad_backward));
+  m.impl("huber_loss", TORCH_FN(AsOneProgram<&huber_loss>::call));
+  m.impl("huber_loss_backward", TORCH_FN(AsOneProgram<&huber_loss_backward>::call));
+  m.impl("binary_cross_entropy", TORCH_FN(AsOneProgram<&binary_cross_entropy>::call));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(AsOneProgram<&binary_cross_entropy_backward>::call));
+  m.impl("reflection_pad1d.out", TORCH_FN(AsOneProgram<&reflection_pad_out>::call));
+  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(AsOneProgram<&reflection_pad_backward_out>::call));
+  m.impl("reflection_pad2d.out", TORCH_FN(AsOneProgram<&reflection_pad_out>::call));
+  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(AsOneProgram<&reflection_pad_backward_out>::call));
+  m.impl("reflection_pad3d.out", TORCH_FN(AsOneProgram<&reflection_pad_out>::call));
+  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(AsOneProgram<&reflection_pad_backward_out>::call));
+  m.impl("replication_pad1d.out", TORCH_FN(AsOneProgram<&replication_pad_out>::call));
+  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(AsOneProgram<&replication_pad_backward_out>::call));
+  m.impl("replication_pad2d.out", TORCH_FN(AsOneProgram<&replication_pad_out>::call));
+  m.impl("replication_pad2d_backward.grad_input", TORCH_FN(AsOneProgram<&replication_pad_backward_out>::call));
+  m.impl("replication_pad3d.out", TORCH_FN(AsOneProgram<&replication_pad_out>::call));
+  m.impl("replication_pad3d_backward.grad_input", TORCH_FN(AsOneProgram<&replication_pad_backward_out>::call));
+  m.impl("reflection_pad1d", TORCH_FN(AsOneProgram<&reflection_pad>::call));
+  m.impl("reflection_pad1d_backward", TORCH_FN(AsOneProgram<&reflection_pad_backward>::call));
+  m.impl("reflection_pad2d", TORCH_FN(AsOneProgram<&reflection_pad>::call));
+  m.impl("reflection_pad2d_backward", TORCH_FN(AsOneProgram<&reflection_pad_backward>::call));
+  m.impl("reflection_pad3d", TORCH_FN(AsOneProgram<&reflection_pad>::call));
+  m.impl("reflection_pad3d_backward", TORCH_FN(AsOneProgram<&reflection_pad_backward>::call));
+  m.impl("replication_pad1d", TORCH_FN(AsOneProgram<&replication_pad>::call));
+  m.impl("replication_pad1d_backward", TORCH_FN(AsOneProgram<&replication_pad_backward>::call));
+  m.impl("replication_pad2d", TORCH_FN(AsOneProgram<&replication_pad>::call));
+  m.impl("replication_pad2d_backward", TORCH_FN(AsOneProgram<&replication_pad_backward>::call));
+  m.impl("replication_pad3d", TORCH_FN(AsOneProgram<&replication_pad>::call));
+  m.impl("replication_pad3d_backward", TORCH_FN(AsOneProgram<&replication_pad_backward>::call));
   // Data-dependent result sizes (nonzero, masked_select and
   // repeat_interleave.Tensor are registered above).
   m.impl("_unique2", TORCH_FN(unique2));
@@ -433,10 +434,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_tensor_scalar_out));
   m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
-  m.impl("glu.out", TORCH_FN(glu_out));
-  m.impl("glu_backward", TORCH_FN(glu_backward));
-  m.impl("unfold_backward", TORCH_FN(unfold_backward));
-  m.impl("glu_backward.grad_input", TORCH_FN(glu_backward_out));
+  m.impl("glu.out", TORCH_FN(AsOneProgram<&glu_out>::call));
+  m.impl("glu_backward", TORCH_FN(AsOneProgram<&glu_backward>::call));
+  m.impl("unfold_backward", TORCH_FN(AsOneProgram<&unfold_backward>::call));
+  m.impl("glu_backward.grad_input", TORCH_FN(AsOneProgram<&glu_backward_out>::call));
   m.impl("norm.out", TORCH_FN(norm_out));
   m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
   m.impl("norm.Scalar_out", TORCH_FN(norm_scalar_out));
