@@ -28,6 +28,12 @@ CASES = {
     "count_nonzero": (lambda x: torch.count_nonzero(x, dim=1), lambda g: [_r(g).round()]),
     "addmv": (lambda s, m, v: torch.addmv(s, m, v, beta=0.5, alpha=2.0), lambda g: [_r(g, 6), _r(g), _r(g, 4)]),
     "angle": (torch.angle, lambda g: [_r(g)]),
+    "mse_loss": (F.mse_loss, lambda g: [_r(g), _r(g)]),
+    "binary_cross_entropy_with_logits": (
+        lambda x, y, w, pw: F.binary_cross_entropy_with_logits(x, y, weight=w, pos_weight=pw),
+        lambda g: [_r(g), _r(g).sigmoid(), _r(g, 4), _r(g, 4).abs()]),
+    "constant_pad_nd": (lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), lambda g: [_r(g)]),
+    "slice_backward": (lambda grad: torch.ops.aten.slice_backward(grad, [6, 9], 1, 2, 8, 2), lambda g: [_r(g, 6, 3)]),
     "nll_loss2d": (F.nll_loss, lambda g: [_r(g, 1, 3, 2, 4).log_softmax(1), torch.randint(0, 3, (1, 2, 4), generator=g)]),
 }
 
@@ -52,7 +58,7 @@ def test_forward_is_one_launch_with_cpus_values(name):
     assert delta["executions"] == 1, delta
 
 
-@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss", "binary_cross_entropy", "log_sigmoid",
+@pytest.mark.parametrize("name", ["mse_loss", "constant_pad_nd", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "log_sigmoid",
                                   "glu", "reflection_pad1d", "replication_pad2d", "prelu", "nll_loss2d"])
 def test_backward_steps_are_one_launch_each_with_cpus_gradients(name):
     fn = CASES[name][0]

@@ -2,6 +2,9 @@
 // Kernels live in the other files of ops/; this file only wires them up.
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/binary_cross_entropy_with_logits_native.h>
+#include <ATen/ops/constant_pad_nd_native.h>
+#include <ATen/ops/slice_backward_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_as_complex_native.h>
 #include <ATen/ops/view_as_real_native.h>
@@ -122,8 +125,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
   m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
-  m.impl("mse_loss", TORCH_FN(mse_loss));
-  m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
+  m.impl("mse_loss", TORCH_FN(AsOneProgram<&mse_loss>::call));
+  m.impl("mse_loss_backward", TORCH_FN(AsOneProgram<&mse_loss_backward>::call));
   m.impl("convolution_overrideable", TORCH_FN(convolution));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
@@ -357,6 +360,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tril.out", TORCH_FN(tril_out));
   m.impl("triu.out", TORCH_FN(triu_out));
   // Composites of other tpu ops, each run as one program in Strict mode.
+  // PyTorch's own composite kernels (CompositeExplicitAutograd: zeros and a
+  // write into a slice, a fill and a copy, eleven elementwise steps), which
+  // would otherwise run step by step.
+  m.impl("slice_backward", TORCH_FN(AsOneProgram<&at::native::slice_backward>::call));
+  m.impl("constant_pad_nd", TORCH_FN(AsOneProgram<&at::native::constant_pad_nd>::call));
+  m.impl("binary_cross_entropy_with_logits",
+         TORCH_FN(AsOneProgram<&at::native::binary_cross_entropy_with_logits>::call));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(AsOneProgram<&count_nonzero>::call));
   m.impl("addmv.out", TORCH_FN(AsOneProgram<&addmv_out>::call));
   m.impl("trace", TORCH_FN(trace));
