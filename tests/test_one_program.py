@@ -1,5 +1,5 @@
 """Kernels written as several tpu ops run as one program in Strict mode
-(csrc/exec/one_program.h): one launch per call, with CPU's values, forward
+(csrc/ops/strict_ops_in_one_region.h): one launch per call, with CPU's values, forward
 and backward; Debug mode keeps one launch per op."""
 
 import pytest

@@ -24,7 +24,7 @@ from typing import List, Optional
 
 import torch
 
-from .modes import _as_one_program
+from .modes import _in_one_region
 
 _lib = torch.library.Library("aten", "IMPL")
 
@@ -90,7 +90,7 @@ def _fold_heads(grad: torch.Tensor, kv_heads: int) -> torch.Tensor:
 
 
 def fused_attention_backward(*args, **kwargs):
-    return _as_one_program(_backward, *args, **kwargs)
+    return _in_one_region(_backward, *args, **kwargs)
 
 
 def _backward(grad_out, query, key, value, attn_bias, grad_input_mask: List[bool], out, logsumexp,

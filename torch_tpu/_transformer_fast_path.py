@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from .modes import _as_one_program
+from .modes import _in_one_region
 
 _lib = torch.library.Library("aten", "IMPL")
 
@@ -108,8 +108,8 @@ def nested_tensor_from_mask_left_aligned(t, mask) -> bool:
 # the calls to prove the fast path is taken). Each runs as one program, as
 # the fused CPU/CUDA kernels run as one kernel.
 _lib.impl("_native_multi_head_attention",
-          lambda *a, **k: _as_one_program(native_multi_head_attention, *a, **k), "PrivateUse1")
+          lambda *a, **k: _in_one_region(native_multi_head_attention, *a, **k), "PrivateUse1")
 _lib.impl("_transformer_encoder_layer_fwd",
-          lambda *a, **k: _as_one_program(transformer_encoder_layer_fwd, *a, **k), "PrivateUse1")
+          lambda *a, **k: _in_one_region(transformer_encoder_layer_fwd, *a, **k), "PrivateUse1")
 _lib.impl("_nested_tensor_from_mask_left_aligned",
           lambda *a, **k: nested_tensor_from_mask_left_aligned(*a, **k), "PrivateUse1")

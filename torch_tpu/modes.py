@@ -27,12 +27,12 @@ def eager_mode(mode: str):
         _C._pop_eager_mode()
 
 
-def _as_one_program(fn, *args, **kwargs):
+def _in_one_region(fn, *args, **kwargs):
     """`fn(*args, **kwargs)`, its tpu ops run as one program in Strict mode
-    (one launch; one compile per new shape instead of one per op), the
-    Python twin of csrc/exec/one_program.h. Its intermediates die with
-    `fn`'s frame before the region runs, so only what it returns is
-    written to memory. Debug and DeferAndFuse run it as they run any code."""
+    (one launch; one compile per new shape instead of one per op): the
+    Python twin of csrc/ops/strict_ops_in_one_region.h. Its intermediates
+    die with `fn`'s frame before the region runs, so only what it returns
+    is written to memory. Debug and DeferAndFuse run it as any code."""
     if _C._get_eager_mode() != "strict":
         return fn(*args, **kwargs)
     _C._push_eager_mode("defer_and_fuse")

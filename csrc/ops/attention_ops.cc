@@ -3,18 +3,18 @@
 // no host read. A fully masked row gets zero probabilities, as the math
 // path's _safe_softmax gives, decided from the values on the device. The
 // backward (torch_tpu/_attention.py) recomputes the probabilities, so the
-// log-sum-exp output is zeros. Its steps run as one program (a OneProgram
-// scope): one launch per call, and one compile for each new key length in
-// a decoding loop instead of one per step.
+// log-sum-exp output is zeros. Its steps run as one program (a
+// StrictOpsInOneRegion): one launch per call, and one compile for each new
+// key length in a decoding loop instead of one per step.
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "exec/one_program.h"
 #include "ops/device_empty.h"
 #include "ops/kernels.h"
+#include "ops/strict_ops_in_one_region.h"
 
 namespace torch_tpu::ops {
 namespace {
@@ -43,7 +43,7 @@ at::Tensor in_query_layout(const at::Tensor& x, const at::Tensor& query) {
 }
 
 // softmax(q k^T * scale + bias) v. Its intermediates are gone when it
-// returns, so the OneProgram region that runs it keeps only the result.
+// returns, so the region that runs it keeps only the result.
 at::Tensor attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
                      const std::optional<at::Tensor>& attn_bias, bool is_causal,
                      std::optional<double> scale) {
@@ -86,14 +86,14 @@ scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Ten
   TORCH_CHECK(key.size(1) > 0 && heads % key.size(1) == 0 && key.size(1) == value.size(1),
               "_scaled_dot_product_fused_attention_overrideable: ", heads,
               " query heads cannot share ", key.size(1), " key/value heads");
-  OneProgram one_program;
+  StrictOpsInOneRegion region;
   const at::Tensor out = attention(query, key, value, attn_bias, is_causal, scale);
   // The log-sum-exp has the shape PyTorch's meta function gives it; the
   // backward does not read it. Zeros rather than never-written memory: a
   // compiled backward graph binds it as an input, which needs a buffer.
   const at::Tensor logsumexp =
       at::zeros({query.size(0), heads, query.size(2)}, query.options().dtype(at::kFloat));
-  one_program.finish();
+  region.close();
   const at::Tensor empty = device_empty({0}, query.options().dtype(at::kLong));
   return {out,
           logsumexp,

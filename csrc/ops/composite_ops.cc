@@ -2,7 +2,7 @@
 // losses without a fused lowering yet, log_sigmoid, addmv, count_nonzero,
 // PReLU's backward, channel_shuffle, angle, renorm, and reflection/replication padding (an
 // index_select per padded dim, whose backward is the matching index_add). Registered through
-// AsOneProgram (exec/one_program.h), each call is one program in Strict mode too.
+// InOneRegion (ops/strict_ops_in_one_region.h), each call is one program in Strict mode too.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>

@@ -13,33 +13,10 @@
 
 #include <ATen/NativeFunctions.h>
 
-#include <type_traits>
-
 #include "ops/foreach_overloads.h"
 #include "ops/strict_ops_in_one_region.h"
 
 namespace torch_tpu::ops {
-namespace {
-
-template <auto Kernel>
-struct InOneRegion;
-
-template <typename R, typename... Args, R (*Kernel)(Args...)>
-struct InOneRegion<Kernel> {
-  static R call(Args... args) {
-    StrictOpsInOneRegion region;
-    if constexpr (std::is_void_v<R>) {
-      Kernel(args...);
-      region.close();
-    } else {
-      R result = Kernel(args...);
-      region.close();
-      return result;
-    }
-  }
-};
-
-}  // namespace
 
 void register_foreach_ops(torch::Library& m) {
 #define TORCH_TPU_REGISTER_FOREACH(name, kernel) \

@@ -11,7 +11,6 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
-#include "exec/one_program.h"
 #include "ops/amp_kernels.h"
 #include "ops/ctc_loss_kernels.h"
 #include "ops/data_dependent_kernels.h"
@@ -47,6 +46,7 @@
 #include "ops/shift_operator_kernels.h"
 #include "ops/sparse_compressed_kernels.h"
 #include "ops/sparse_coo_kernels.h"
+#include "ops/strict_ops_in_one_region.h"
 #include "ops/vector_product_kernels.h"
 #include "ops/weight_norm_kernels.h"
 
@@ -125,8 +125,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
   m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
-  m.impl("mse_loss", TORCH_FN(AsOneProgram<&mse_loss>::call));
-  m.impl("mse_loss_backward", TORCH_FN(AsOneProgram<&mse_loss_backward>::call));
+  m.impl("mse_loss", TORCH_FN(InOneRegion<&mse_loss>::call));
+  m.impl("mse_loss_backward", TORCH_FN(InOneRegion<&mse_loss_backward>::call));
   m.impl("convolution_overrideable", TORCH_FN(convolution));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
@@ -237,15 +237,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addbmm", TORCH_FN(addbmm));
   m.impl("addbmm.out", TORCH_FN(addbmm_out));
   m.impl("addbmm_", TORCH_FN(addbmm_));
-  m.impl("_prelu_kernel_backward", TORCH_FN(AsOneProgram<&prelu_kernel_backward>::call));
+  m.impl("_prelu_kernel_backward", TORCH_FN(InOneRegion<&prelu_kernel_backward>::call));
   m.impl("channel_shuffle", TORCH_FN(channel_shuffle));
   m.impl("rsub.Tensor", TORCH_FN(rsub_tensor));
   m.impl("rsub.Tensor_out", TORCH_FN(rsub_tensor_out));
-  m.impl("angle", TORCH_FN(AsOneProgram<&angle>::call));
-  m.impl("angle.out", TORCH_FN(AsOneProgram<&angle_out>::call));
-  m.impl("renorm", TORCH_FN(AsOneProgram<&renorm>::call));
-  m.impl("renorm_", TORCH_FN(AsOneProgram<&renorm_>::call));
-  m.impl("renorm.out", TORCH_FN(AsOneProgram<&renorm_out>::call));
+  m.impl("angle", TORCH_FN(InOneRegion<&angle>::call));
+  m.impl("angle.out", TORCH_FN(InOneRegion<&angle_out>::call));
+  m.impl("renorm", TORCH_FN(InOneRegion<&renorm>::call));
+  m.impl("renorm_", TORCH_FN(InOneRegion<&renorm_>::call));
+  m.impl("renorm.out", TORCH_FN(InOneRegion<&renorm_out>::call));
   m.impl("record_stream", TORCH_FN(record_stream));
   m.impl("_assert_async", TORCH_FN(assert_async));
   m.impl("_assert_async.msg", TORCH_FN(assert_async_msg));
@@ -363,48 +363,48 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // PyTorch's own composite kernels (CompositeExplicitAutograd: zeros and a
   // write into a slice, a fill and a copy, eleven elementwise steps), which
   // would otherwise run step by step.
-  m.impl("slice_backward", TORCH_FN(AsOneProgram<&at::native::slice_backward>::call));
-  m.impl("constant_pad_nd", TORCH_FN(AsOneProgram<&at::native::constant_pad_nd>::call));
+  m.impl("slice_backward", TORCH_FN(InOneRegion<&at::native::slice_backward>::call));
+  m.impl("constant_pad_nd", TORCH_FN(InOneRegion<&at::native::constant_pad_nd>::call));
   m.impl("binary_cross_entropy_with_logits",
-         TORCH_FN(AsOneProgram<&at::native::binary_cross_entropy_with_logits>::call));
-  m.impl("count_nonzero.dim_IntList", TORCH_FN(AsOneProgram<&count_nonzero>::call));
-  m.impl("addmv.out", TORCH_FN(AsOneProgram<&addmv_out>::call));
+         TORCH_FN(InOneRegion<&at::native::binary_cross_entropy_with_logits>::call));
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(InOneRegion<&count_nonzero>::call));
+  m.impl("addmv.out", TORCH_FN(InOneRegion<&addmv_out>::call));
   m.impl("trace", TORCH_FN(trace));
-  m.impl("log_sigmoid_forward", TORCH_FN(AsOneProgram<&log_sigmoid_forward>::call));
-  m.impl("log_sigmoid_backward", TORCH_FN(AsOneProgram<&log_sigmoid_backward>::call));
-  m.impl("smooth_l1_loss.out", TORCH_FN(AsOneProgram<&smooth_l1_loss_out>::call));
-  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(AsOneProgram<&smooth_l1_loss_backward_out>::call));
-  m.impl("nll_loss2d_forward", TORCH_FN(AsOneProgram<&nll_loss2d_forward>::call));
-  m.impl("nll_loss2d_backward", TORCH_FN(AsOneProgram<&nll_loss2d_backward>::call));
+  m.impl("log_sigmoid_forward", TORCH_FN(InOneRegion<&log_sigmoid_forward>::call));
+  m.impl("log_sigmoid_backward", TORCH_FN(InOneRegion<&log_sigmoid_backward>::call));
+  m.impl("smooth_l1_loss.out", TORCH_FN(InOneRegion<&smooth_l1_loss_out>::call));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(InOneRegion<&smooth_l1_loss_backward_out>::call));
+  m.impl("nll_loss2d_forward", TORCH_FN(InOneRegion<&nll_loss2d_forward>::call));
+  m.impl("nll_loss2d_backward", TORCH_FN(InOneRegion<&nll_loss2d_backward>::call));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_counts));
-  m.impl("huber_loss", TORCH_FN(AsOneProgram<&huber_loss>::call));
-  m.impl("huber_loss_backward", TORCH_FN(AsOneProgram<&huber_loss_backward>::call));
-  m.impl("binary_cross_entropy", TORCH_FN(AsOneProgram<&binary_cross_entropy>::call));
-  m.impl("binary_cross_entropy_backward", TORCH_FN(AsOneProgram<&binary_cross_entropy_backward>::call));
-  m.impl("reflection_pad1d.out", TORCH_FN(AsOneProgram<&reflection_pad_out>::call));
-  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(AsOneProgram<&reflection_pad_backward_out>::call));
-  m.impl("reflection_pad2d.out", TORCH_FN(AsOneProgram<&reflection_pad_out>::call));
-  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(AsOneProgram<&reflection_pad_backward_out>::call));
-  m.impl("reflection_pad3d.out", TORCH_FN(AsOneProgram<&reflection_pad_out>::call));
-  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(AsOneProgram<&reflection_pad_backward_out>::call));
-  m.impl("replication_pad1d.out", TORCH_FN(AsOneProgram<&replication_pad_out>::call));
-  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(AsOneProgram<&replication_pad_backward_out>::call));
-  m.impl("replication_pad2d.out", TORCH_FN(AsOneProgram<&replication_pad_out>::call));
-  m.impl("replication_pad2d_backward.grad_input", TORCH_FN(AsOneProgram<&replication_pad_backward_out>::call));
-  m.impl("replication_pad3d.out", TORCH_FN(AsOneProgram<&replication_pad_out>::call));
-  m.impl("replication_pad3d_backward.grad_input", TORCH_FN(AsOneProgram<&replication_pad_backward_out>::call));
-  m.impl("reflection_pad1d", TORCH_FN(AsOneProgram<&reflection_pad>::call));
-  m.impl("reflection_pad1d_backward", TORCH_FN(AsOneProgram<&reflection_pad_backward>::call));
-  m.impl("reflection_pad2d", TORCH_FN(AsOneProgram<&reflection_pad>::call));
-  m.impl("reflection_pad2d_backward", TORCH_FN(AsOneProgram<&reflection_pad_backward>::call));
-  m.impl("reflection_pad3d", TORCH_FN(AsOneProgram<&reflection_pad>::call));
-  m.impl("reflection_pad3d_backward", TORCH_FN(AsOneProgram<&reflection_pad_backward>::call));
-  m.impl("replication_pad1d", TORCH_FN(AsOneProgram<&replication_pad>::call));
-  m.impl("replication_pad1d_backward", TORCH_FN(AsOneProgram<&replication_pad_backward>::call));
-  m.impl("replication_pad2d", TORCH_FN(AsOneProgram<&replication_pad>::call));
-  m.impl("replication_pad2d_backward", TORCH_FN(AsOneProgram<&replication_pad_backward>::call));
-  m.impl("replication_pad3d", TORCH_FN(AsOneProgram<&replication_pad>::call));
-  m.impl("replication_pad3d_backward", TORCH_FN(AsOneProgram<&replication_pad_backward>::call));
+  m.impl("huber_loss", TORCH_FN(InOneRegion<&huber_loss>::call));
+  m.impl("huber_loss_backward", TORCH_FN(InOneRegion<&huber_loss_backward>::call));
+  m.impl("binary_cross_entropy", TORCH_FN(InOneRegion<&binary_cross_entropy>::call));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(InOneRegion<&binary_cross_entropy_backward>::call));
+  m.impl("reflection_pad1d.out", TORCH_FN(InOneRegion<&reflection_pad_out>::call));
+  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(InOneRegion<&reflection_pad_backward_out>::call));
+  m.impl("reflection_pad2d.out", TORCH_FN(InOneRegion<&reflection_pad_out>::call));
+  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(InOneRegion<&reflection_pad_backward_out>::call));
+  m.impl("reflection_pad3d.out", TORCH_FN(InOneRegion<&reflection_pad_out>::call));
+  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(InOneRegion<&reflection_pad_backward_out>::call));
+  m.impl("replication_pad1d.out", TORCH_FN(InOneRegion<&replication_pad_out>::call));
+  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(InOneRegion<&replication_pad_backward_out>::call));
+  m.impl("replication_pad2d.out", TORCH_FN(InOneRegion<&replication_pad_out>::call));
+  m.impl("replication_pad2d_backward.grad_input", TORCH_FN(InOneRegion<&replication_pad_backward_out>::call));
+  m.impl("replication_pad3d.out", TORCH_FN(InOneRegion<&replication_pad_out>::call));
+  m.impl("replication_pad3d_backward.grad_input", TORCH_FN(InOneRegion<&replication_pad_backward_out>::call));
+  m.impl("reflection_pad1d", TORCH_FN(InOneRegion<&reflection_pad>::call));
+  m.impl("reflection_pad1d_backward", TORCH_FN(InOneRegion<&reflection_pad_backward>::call));
+  m.impl("reflection_pad2d", TORCH_FN(InOneRegion<&reflection_pad>::call));
+  m.impl("reflection_pad2d_backward", TORCH_FN(InOneRegion<&reflection_pad_backward>::call));
+  m.impl("reflection_pad3d", TORCH_FN(InOneRegion<&reflection_pad>::call));
+  m.impl("reflection_pad3d_backward", TORCH_FN(InOneRegion<&reflection_pad_backward>::call));
+  m.impl("replication_pad1d", TORCH_FN(InOneRegion<&replication_pad>::call));
+  m.impl("replication_pad1d_backward", TORCH_FN(InOneRegion<&replication_pad_backward>::call));
+  m.impl("replication_pad2d", TORCH_FN(InOneRegion<&replication_pad>::call));
+  m.impl("replication_pad2d_backward", TORCH_FN(InOneRegion<&replication_pad_backward>::call));
+  m.impl("replication_pad3d", TORCH_FN(InOneRegion<&replication_pad>::call));
+  m.impl("replication_pad3d_backward", TORCH_FN(InOneRegion<&replication_pad_backward>::call));
   // Data-dependent result sizes (nonzero, masked_select and
   // repeat_interleave.Tensor are registered above).
   m.impl("_unique2", TORCH_FN(unique2));
@@ -444,10 +444,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_tensor_scalar_out));
   m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
-  m.impl("glu.out", TORCH_FN(AsOneProgram<&glu_out>::call));
-  m.impl("glu_backward", TORCH_FN(AsOneProgram<&glu_backward>::call));
-  m.impl("unfold_backward", TORCH_FN(AsOneProgram<&unfold_backward>::call));
-  m.impl("glu_backward.grad_input", TORCH_FN(AsOneProgram<&glu_backward_out>::call));
+  m.impl("glu.out", TORCH_FN(InOneRegion<&glu_out>::call));
+  m.impl("glu_backward", TORCH_FN(InOneRegion<&glu_backward>::call));
+  m.impl("unfold_backward", TORCH_FN(InOneRegion<&unfold_backward>::call));
+  m.impl("glu_backward.grad_input", TORCH_FN(InOneRegion<&glu_backward_out>::call));
   m.impl("norm.out", TORCH_FN(norm_out));
   m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
   m.impl("norm.Scalar_out", TORCH_FN(norm_scalar_out));

@@ -1,12 +1,17 @@
-// Composite kernels (for-each ops, the GradScaler's kernels) are written
-// as several tpu ops; in Strict each would be a launch of its own. Inside a
+// Composite kernels (for-each ops, the GradScaler's kernels, attention,
+// losses and paddings written as several tpu ops) would each be a launch of
+// their own in Strict, and for every new shape a compile each. Inside a
 // StrictOpsInOneRegion they are deferred into one DeferAndFuse region that
-// close() runs as one program. In DeferAndFuse they join the open region
-// anyway; Debug mode is left alone (one launch per op, errors where they
-// happen).
+// close() runs as one program: one launch, one executable per shape. Only
+// the storages still alive at close() are the program's results, so a
+// kernel's intermediates should be gone by then (InOneRegion's kernel has
+// returned). In DeferAndFuse they join the open region anyway (so do the
+// ops of a compiled graph); Debug mode is left alone (one launch per op,
+// errors where they happen).
 #pragma once
 
 #include <exception>
+#include <type_traits>
 
 #include "exec/eager_mode.h"
 
@@ -38,6 +43,26 @@ class StrictOpsInOneRegion {
 
  private:
   bool opened_;
+};
+
+// A kernel function run in a StrictOpsInOneRegion, for registering a kernel
+// written as several tpu ops: TORCH_FN(InOneRegion<&kernel>::call).
+template <auto Kernel>
+struct InOneRegion;
+
+template <typename R, typename... Args, R (*Kernel)(Args...)>
+struct InOneRegion<Kernel> {
+  static R call(Args... args) {
+    StrictOpsInOneRegion region;
+    if constexpr (std::is_void_v<R>) {
+      Kernel(args...);
+      region.close();
+    } else {
+      R result = Kernel(args...);
+      region.close();
+      return result;
+    }
+  }
 };
 
 }  // namespace torch_tpu::ops
