@@ -34,6 +34,8 @@ CASES = {
         lambda g: [_r(g), _r(g).sigmoid(), _r(g, 4), _r(g, 4).abs()]),
     "constant_pad_nd": (lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), lambda g: [_r(g)]),
     "slice_backward": (lambda grad: torch.ops.aten.slice_backward(grad, [6, 9], 1, 2, 8, 2), lambda g: [_r(g, 6, 3)]),
+    "select_backward": (lambda grad: torch.ops.aten.select_backward(grad, [6, 4], 0, 2), lambda g: [_r(g, 4)]),
+    "isin": (torch.isin, lambda g: [torch.randint(0, 9, (6, 4), generator=g), torch.tensor([1, 5, 7])]),
     "nll_loss2d": (F.nll_loss, lambda g: [_r(g, 1, 3, 2, 4).log_softmax(1), torch.randint(0, 3, (1, 2, 4), generator=g)]),
 }
 

@@ -4,6 +4,7 @@
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/binary_cross_entropy_with_logits_native.h>
 #include <ATen/ops/constant_pad_nd_native.h>
+#include <ATen/ops/select_backward_native.h>
 #include <ATen/ops/slice_backward_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_as_complex_native.h>
@@ -361,9 +362,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("triu.out", TORCH_FN(triu_out));
   // Composites of other tpu ops, each run as one program in Strict mode.
   // PyTorch's own composite kernels (CompositeExplicitAutograd: zeros and a
-  // write into a slice, a fill and a copy, eleven elementwise steps), which
-  // would otherwise run step by step.
+  // write into a slice or a select, a fill and a copy, eleven elementwise
+  // steps), which would otherwise run step by step.
   m.impl("slice_backward", TORCH_FN(InOneRegion<&at::native::slice_backward>::call));
+  m.impl("select_backward", TORCH_FN(InOneRegion<&at::native::select_backward_symint>::call));
   m.impl("constant_pad_nd", TORCH_FN(InOneRegion<&at::native::constant_pad_nd>::call));
   m.impl("binary_cross_entropy_with_logits",
          TORCH_FN(InOneRegion<&at::native::binary_cross_entropy_with_logits>::call));
@@ -438,12 +440,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // (CPU's mode.values accepts only CPU, CUDA and XPU tensors.)
   m.impl("mode.values", TORCH_FN(mode_out));
   // Searching sorted boundaries.
-  m.impl("isin.Tensor_Tensor", TORCH_FN(isin));
-  m.impl("isin.Tensor_Tensor_out", TORCH_FN(isin_out));
-  m.impl("isin.Tensor_Scalar", TORCH_FN(isin_tensor_scalar));
-  m.impl("isin.Tensor_Scalar_out", TORCH_FN(isin_tensor_scalar_out));
-  m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
-  m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
+  m.impl("isin.Tensor_Tensor", TORCH_FN(InOneRegion<&isin>::call));
+  m.impl("isin.Tensor_Tensor_out", TORCH_FN(InOneRegion<&isin_out>::call));
+  m.impl("isin.Tensor_Scalar", TORCH_FN(InOneRegion<&isin_tensor_scalar>::call));
+  m.impl("isin.Tensor_Scalar_out", TORCH_FN(InOneRegion<&isin_tensor_scalar_out>::call));
+  m.impl("isin.Scalar_Tensor", TORCH_FN(InOneRegion<&isin_scalar_tensor>::call));
+  m.impl("isin.Scalar_Tensor_out", TORCH_FN(InOneRegion<&isin_scalar_tensor_out>::call));
   m.impl("glu.out", TORCH_FN(InOneRegion<&glu_out>::call));
   m.impl("glu_backward", TORCH_FN(InOneRegion<&glu_backward>::call));
   m.impl("unfold_backward", TORCH_FN(InOneRegion<&unfold_backward>::call));
