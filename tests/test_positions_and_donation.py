@@ -108,6 +108,36 @@ def test_views_at_every_offset_read_and_write_like_cpu_with_one_program_each(mak
     assert delta["compiles"] == 0, delta
 
 
+@pytest.mark.parametrize("op", ["cat", "add", "write"])
+def test_views_that_differ_only_in_a_size_one_dims_stride_share_a_program(op):
+    # A decoder's new key is a fresh [1, h, 1, d] tensor (after the rotary
+    # embedding) and its new value a transposed view of the projection,
+    # stride 3 * 64 at the size-1 dim: the same elements at the same
+    # addresses, so the cache's cat (and any op) is one program for both.
+    x = torch.randn(1, 1, 3, 64)
+    past = torch.randn(1, 3, 9, 64)
+    tx, tpast = x.to("tpu"), past.to("tpu")
+    viewed = tx.transpose(1, 2)  # strides (192, 64, 192, 1)
+    fresh = tx.transpose(1, 2).clone(memory_format=torch.contiguous_format)  # (192, 64, 64, 1)
+    assert viewed.stride() != fresh.stride()
+
+    def run(t):
+        if op == "cat":
+            return torch.cat([tpast, t], 2)
+        if op == "add":
+            return t + 1
+        out = torch.zeros(1, 3, 2, 64, device="tpu")
+        out[:, :, 1:] = t
+        return out
+
+    first, _ = _metrics_delta(lambda: run(fresh))
+    second, delta = _metrics_delta(lambda: run(viewed))
+    assert delta["compiles"] == 0, delta
+    want = {"cat": lambda t: torch.cat([past, t], 2), "add": lambda t: t + 1,
+            "write": lambda t: torch.cat([torch.zeros(1, 3, 1, 64), t], 2)}[op](x.transpose(1, 2))
+    assert torch.equal(first.cpu(), want) and torch.equal(second.cpu(), want)
+
+
 def test_complex_conjugate_view_at_an_offset():
     z_cpu = torch.randn(6, 4, dtype=torch.complex64)
     z = z_cpu.to("tpu")

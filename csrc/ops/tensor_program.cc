@@ -38,7 +38,13 @@ ViewArg::ViewArg(const at::Tensor& t)
       offset(t.storage_offset()),
       numel(t.numel()),
       conj(t.is_conj()),
-      neg(t.is_neg()) {}
+      neg(t.is_neg()) {
+  int64_t inner = 1;  // the stride a dim would take after the dims inside it
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) strides[d] = inner;
+    inner = strides[d] * std::max<int64_t>(sizes[d], 1);
+  }
+}
 
 hlo::StridedView ViewArg::strided() const {
   hlo::StridedView v;

@@ -37,8 +37,12 @@ namespace torch_tpu {
 struct ViewArg {
   hlo::ElementType element;
   at::DimVector sizes;
-  at::DimVector strides;  // in elements
-  int64_t offset;         // in elements
+  // In elements. A dim of size 1 takes the stride it would have laid out
+  // after the dims inside it: its own never moves an address, and two views
+  // that differ only there (a transposed [1, h, 1, d] and a contiguous one,
+  // as a decoder's key and value are) then share one key and one program.
+  at::DimVector strides;
+  int64_t offset;  // in elements
   int64_t numel;
   // A conjugate or negative view (x.conj(), its .imag): the storage holds the
   // plain values, and the program reads (or writes) them through the bit.
