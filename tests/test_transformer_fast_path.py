@@ -124,3 +124,14 @@ def test_the_fast_path_is_one_launch_in_strict_mode(mode):
         assert delta["executions"] == 1, delta
     else:
         assert delta["executions"] > 1, delta
+
+
+def test_an_error_inside_the_fast_path_leaves_strict_mode():
+    import torch_tpu
+
+    x = torch.randn(2, 4, 16, device="tpu")
+    w, b = torch.randn(48, 16, device="tpu"), torch.randn(48, device="tpu")
+    with torch_tpu.eager_mode("strict"):
+        with pytest.raises(RuntimeError, match="divisible"):
+            torch._native_multi_head_attention(x, x, x, 16, 3, w, b, w[:16], b[:16])
+        assert torch_tpu.get_eager_mode() == "strict"

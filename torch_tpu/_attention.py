@@ -94,8 +94,8 @@ def fused_attention_backward(*args, **kwargs):
 
 
 def _backward(grad_out, query, key, value, attn_bias, grad_input_mask: List[bool], out, logsumexp,
-                             cum_seq_q, cum_seq_k, max_q, max_k, dropout_p: float, is_causal: bool, philox_seed,
-                             philox_offset, *, scale: Optional[float] = None):
+              cum_seq_q, cum_seq_k, max_q, max_k, dropout_p: float, is_causal: bool, philox_seed,
+              philox_offset, *, scale: Optional[float] = None):
     heads = query.shape[1]
     k, v = _expand_heads(key, heads), _expand_heads(value, heads)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale

@@ -37,6 +37,12 @@ def _in_one_region(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     _C._push_eager_mode("defer_and_fuse")
     try:
-        return fn(*args, **kwargs)
-    finally:
-        _C._pop_eager_mode()
+        result = fn(*args, **kwargs)
+    except BaseException:
+        try:
+            _C._pop_eager_mode()
+        except Exception:
+            pass  # fn's own exception is the one to report
+        raise
+    _C._pop_eager_mode()  # runs the region (and raises what running it raises)
+    return result
