@@ -291,7 +291,7 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
 }
 
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
-  // Composed of tpu ops: each is one cached program.
+  // Composed of tpu ops, run as one program (registered through InOneRegion).
   at::Tensor diff = at::sub(self, target);
   at::Tensor sq = at::mul(diff, diff);
   if (reduction == at::Reduction::Mean) return at::mean(sq);

@@ -360,10 +360,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eye.out", TORCH_FN(eye_n_out));
   m.impl("tril.out", TORCH_FN(tril_out));
   m.impl("triu.out", TORCH_FN(triu_out));
-  // Composites of other tpu ops, each run as one program in Strict mode.
-  // PyTorch's own composite kernels (CompositeExplicitAutograd: zeros and a
-  // write into a slice or a select, a fill and a copy, eleven elementwise
-  // steps), which would otherwise run step by step.
+  // Composites of other tpu ops, each run as one program in Strict mode;
+  // the first four are PyTorch's own composite kernels
+  // (CompositeExplicitAutograd: zeros and a write into a slice or a select,
+  // a fill and a copy, eleven elementwise steps).
   m.impl("slice_backward", TORCH_FN(InOneRegion<&at::native::slice_backward>::call));
   m.impl("select_backward", TORCH_FN(InOneRegion<&at::native::select_backward_symint>::call));
   m.impl("constant_pad_nd", TORCH_FN(InOneRegion<&at::native::constant_pad_nd>::call));
