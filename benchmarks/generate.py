@@ -5,7 +5,7 @@ dynamic KV cache and with `cache_implementation="static"` (whose decoding
 step Transformers compiles, with the "tpu" backend on tpu).
 
 Run: python benchmarks/generate.py [--tokens 128] [--batches 1,8]
-     [--caches dynamic,static]
+     [--caches dynamic,static] [--modes strict,defer_and_fuse]
 
 For each case:
 - cpu: the same call on CPU tensors, best of two (the first warms up).
@@ -18,6 +18,9 @@ For each case:
   the cold process and in the warm one (XLA compiles; a warm process loads
   from disk and counts those as persistent-cache hits).
 - same tokens: tpu's greedy tokens equal CPU's.
+- mode: the tpu processes' eager mode (TORCH_TPU_EAGER_MODE; default
+  strict). Under defer_and_fuse a decoding step is recorded into one or two
+  regions, each run as one program, instead of launching ~1,200 programs.
 
 Each tpu process runs one case (so a process's compiles are its own).
 """
@@ -127,8 +130,8 @@ def child(batch, cache, tokens):
     }))
 
 
-def run_child(batch, cache, tokens, cache_dir):
-    env = dict(os.environ, TORCH_TPU_CACHE_DIR=cache_dir)
+def run_child(batch, cache, tokens, cache_dir, mode):
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=cache_dir, TORCH_TPU_EAGER_MODE=mode)
     proc = subprocess.run([sys.executable, __file__, "--child", f"{batch},{cache}",
                            "--tokens", str(tokens)], env=env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -141,6 +144,8 @@ def main():
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--caches", default="dynamic,static")
+    parser.add_argument("--modes", default="strict",
+                        help="tpu eager modes, comma-separated: strict, debug, defer_and_fuse")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -155,7 +160,7 @@ def main():
     n = args.tokens
     print(f"SmolLM2-135M-Instruct, greedy, {n} new tokens; tokens/s (batch x tokens / seconds); "
           f"CPU threads {torch.get_num_threads()}")
-    print(f"{'batch':>5} {'cache':>8} {'cpu':>8} {'tpu cold':>9} {'tpu warm':>9} "
+    print(f"{'batch':>5} {'cache':>8} {'mode':>15} {'cpu':>8} {'tpu cold':>9} {'tpu warm':>9} "
           f"{'warm steady':>12} {'steady/cpu':>11} {'compiled after 1st (cold, warm)':>32} "
           f"{'same tokens':>12}")
     for cache in args.caches.split(","):
@@ -163,16 +168,17 @@ def main():
             enc = inputs(tok, batch, "cpu")
             cpu_s = min(timed(cpu_model, enc, n, cache)[0] for _ in range(2))
             cpu_tokens = generate(cpu_model, enc, n, cache)[:, -n:].tolist()
-            with tempfile.TemporaryDirectory() as cache_dir:
-                cold = run_child(batch, cache, n, cache_dir)
-                warm = run_child(batch, cache, n, cache_dir)
-            rate = lambda s: batch * n / s  # noqa: E731
-            same = cold["tokens"] == cpu_tokens and warm["tokens"] == cpu_tokens
-            compiled = f"{cold['compiled_after_first']}, {warm['compiled_after_first']}"
-            print(f"{batch:>5} {cache:>8} {rate(cpu_s):>8.1f} {rate(cold['first_call_s']):>9.1f} "
-                  f"{rate(warm['first_call_s']):>9.1f} {rate(warm['steady_s']):>12.1f} "
-                  f"{cpu_s / warm['steady_s']:>10.2f}x {compiled:>32} {str(same):>12}",
-                  flush=True)
+            for mode in args.modes.split(","):
+                with tempfile.TemporaryDirectory() as cache_dir:
+                    cold = run_child(batch, cache, n, cache_dir, mode)
+                    warm = run_child(batch, cache, n, cache_dir, mode)
+                rate = lambda s: batch * n / s  # noqa: E731
+                same = cold["tokens"] == cpu_tokens and warm["tokens"] == cpu_tokens
+                compiled = f"{cold['compiled_after_first']}, {warm['compiled_after_first']}"
+                print(f"{batch:>5} {cache:>8} {mode:>15} {rate(cpu_s):>8.1f} "
+                      f"{rate(cold['first_call_s']):>9.1f} {rate(warm['first_call_s']):>9.1f} "
+                      f"{rate(warm['steady_s']):>12.1f} {cpu_s / warm['steady_s']:>10.2f}x "
+                      f"{compiled:>32} {str(same):>12}", flush=True)
 
 
 if __name__ == "__main__":

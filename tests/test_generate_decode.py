@@ -1,7 +1,8 @@
 """Transformers' greedy `generate()` on tpu, dynamic and static KV cache
 (issue 27): tokens equal CPU's, and a process whose persistent cache is warm
 compiles nothing while decoding tokens 2..N (it loads every program from
-disk). Each run is its own process, as a user's second run is."""
+disk). Each run is its own process, as a user's second run is. Under
+DeferAndFuse a decoding step is one region: one program per token."""
 
 import json
 import os
@@ -29,10 +30,12 @@ ids = torch.randint(1, 299, (2, 7))
 class Counter(StoppingCriteria):
     # generate calls it after each new token: read the compile counter there
     def __init__(self):
-        self.compiles = []
+        self.compiles, self.executions = [], []
 
     def __call__(self, input_ids, scores, **kwargs):
-        self.compiles.append(debug.metrics()["compiles"])
+        m = debug.metrics()
+        self.compiles.append(m["compiles"])
+        self.executions.append(m["executions"])
         return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
 
 
@@ -45,12 +48,13 @@ with torch.no_grad():
     counter = Counter()
     got = model.generate(ids.to("tpu"), stopping_criteria=StoppingCriteriaList([counter]), **kw).cpu()
 print(json.dumps({"same": torch.equal(got, want), "after_first": counter.compiles[-1] - counter.compiles[0],
-                  "tokens": len(counter.compiles)}))
+                  "tokens": len(counter.compiles),
+                  "launches_per_token": (counter.executions[-1] - counter.executions[0]) / (len(counter.executions) - 1)}))
 """
 
 
-def _run(cache, cache_dir):
-    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache_dir))
+def _run(cache, cache_dir, mode="strict"):
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache_dir), TORCH_TPU_EAGER_MODE=mode)
     proc = subprocess.run([sys.executable, "-c", SCRIPT, cache], env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -67,3 +71,21 @@ def test_warm_process_decodes_without_compiling(cache, tmp_path):
     # shapes; README says which); the warm one loads them all
     assert cold["after_first"] > 0
     assert warm["after_first"] == 0, warm
+
+
+@pytest.mark.parametrize("cache", ["dynamic", "static"])
+def test_defer_and_fuse_decodes_one_region_per_token(cache, tmp_path):
+    cold = _run(cache, tmp_path, "defer_and_fuse")
+    assert cold["same"], cold
+    # Strict launches ~120 programs a token here (dynamic) and ~44 (static:
+    # the compiled step and generate's own ops); a region holds the whole
+    # step, cut by generate's one host read per token. The static cache's
+    # compiled step is a program of its own, which cuts the region before it
+    # (it reads its inputs), so a token is a region, the step, a region.
+    assert cold["launches_per_token"] == (1 if cache == "dynamic" else 3), cold
+    if cache == "dynamic":
+        # each token's region is a new program (the cache grows); a warm
+        # process finds them all on disk
+        assert cold["after_first"] == cold["tokens"] - 1, cold
+        warm = _run(cache, tmp_path, "defer_and_fuse")
+        assert warm["same"] and warm["after_first"] == 0, warm
