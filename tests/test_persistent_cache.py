@@ -141,6 +141,12 @@ def test_a_warm_process_has_its_previous_runs_programs_loaded_ahead(tmp_path):
     assert warm["hits"] - 2 <= warm["prefetched"] <= warm["hits"], warm
     assert warm["stats"]["loaded_ahead"] == 0  # all used
     assert warm["weights"] == cold["weights"]
+    # several loading threads: the same programs, each loaded once
+    three, _ = run(cache, {**wait, "TORCH_TPU_CACHE_PREFETCH_THREADS": "3"})
+    assert three["compiles"] == 0 and three["hits"] == warm["hits"]
+    assert three["hits"] - 2 <= three["prefetched"] <= three["hits"], three
+    assert three["stats"]["loaded_ahead"] == 0
+    assert three["weights"] == cold["weights"]
     off, _ = run(cache, {**wait, "TORCH_TPU_CACHE_PREFETCH": "0"})
     assert off["prefetched"] == 0 and off["hits"] == warm["hits"]
     assert off["weights"] == cold["weights"]
@@ -149,6 +155,11 @@ def test_a_warm_process_has_its_previous_runs_programs_loaded_ahead(tmp_path):
                                   TORCH_TPU_CACHE_PREFETCH="-1"), timeout=300)
     assert bad.returncode != 0
     assert "TORCH_TPU_CACHE_PREFETCH must be a non-negative integer" in bad.stderr
+    bad = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                         env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache),
+                                  TORCH_TPU_CACHE_PREFETCH_THREADS="0"), timeout=300)
+    assert bad.returncode != 0
+    assert "TORCH_TPU_CACHE_PREFETCH_THREADS must be a positive integer" in bad.stderr, bad.stderr[-2000:]
 
 
 def test_loading_ahead_starts_with_the_device_not_at_the_first_program(tmp_path):

@@ -82,7 +82,7 @@ class PersistentCache {
   // entry as just used and counts the hit; deletes an entry that is not
   // sound.
   pjrt::ExecutablePtr read_entry(const std::string& path, const std::string& name);
-  void start_prefetch(size_t count);
+  void start_prefetch(size_t count, size_t threads);
   std::vector<std::string> most_recently_used(size_t count) const;
   void write_entry(const std::string& path, const std::string& name, const std::string& payload);
   void evict_if_over_budget(int64_t added);

@@ -9,13 +9,17 @@
 // loading it again); of a key not reached yet, withdraws it (the caller
 // loads it itself and the thread skips it), so no value is loaded twice.
 // A failed load (an empty value) withdraws its key the same way. The list
-// itself is made on the thread too (reading a directory can take a while):
-// a key taken before it is made is withdrawn from it. The thread stops at
-// the end of the list or at stop(), which waits only for the load in
-// progress. Knows nothing of PyTorch or PJRT, so the C++ tests exercise
-// it directly.
+// itself is made on the first thread too (reading a directory can take a
+// while): a key taken before it is made is withdrawn from it. Several
+// threads may load, each taking the next key of the list in turn (a large
+// program's load is a long single-threaded parse in the plugin, so a warm
+// process whose first call needs many of them waits for the sum of their
+// loads; more threads divide it). The threads stop at the end of the list
+// or at stop(), which waits only for the loads in progress. Knows nothing
+// of PyTorch or PJRT, so the C++ tests exercise it directly.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -33,11 +37,16 @@ template <typename Value>
 class PrefetchQueue {
  public:
   // Loads the keys `list()` returns, in order, with `load` (which returns
-  // an empty Value when it cannot: the key is then left to take()'s caller).
+  // an empty Value when it cannot: the key is then left to take()'s caller)
+  // on `threads` threads (at least one); `load` must be safe to call from
+  // several at once.
   PrefetchQueue(std::function<std::vector<std::string>()> list,
-                std::function<Value(const std::string&)> load)
+                std::function<Value(const std::string&)> load, size_t threads = 1)
       : list_(std::move(list)), load_(std::move(load)) {
-    thread_ = std::thread([this] { run(); });
+    threads_.reserve(std::max<size_t>(threads, 1));
+    threads_.emplace_back([this] { make_list_and_load(); });
+    for (size_t i = 1; i < std::max<size_t>(threads, 1); ++i)
+      threads_.emplace_back([this] { load_keys(); });
   }
   ~PrefetchQueue() { stop(); }
   PrefetchQueue(const PrefetchQueue&) = delete;
@@ -72,13 +81,16 @@ class PrefetchQueue {
     }
   }
 
-  // Stops the thread after the load in progress (idempotent).
+  // Stops the threads after the loads in progress (idempotent).
   void stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
-    if (thread_.joinable()) thread_.join();
+    cv_.notify_all();  // threads waiting for the list
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
   }
 
   // Values loaded and not yet taken or dropped.
@@ -96,7 +108,7 @@ class PrefetchQueue {
     Value value;
   };
 
-  void run() {
+  void make_list_and_load() {
     std::vector<std::string> keys;
     try {
       keys = list_();
@@ -109,15 +121,28 @@ class PrefetchQueue {
       for (const std::string& key : withdrawn_) slots_.erase(key);
       withdrawn_.clear();
       withdrawn_.shrink_to_fit();
+      keys_ = std::move(keys);
       listed_ = true;
     }
-    for (const std::string& key : keys) {
+    cv_.notify_all();
+    load_keys();
+  }
+
+  // Loads the list's keys not yet taken by take() or another thread.
+  void load_keys() {
+    for (;;) {
+      std::string key;
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopping_) return;
-        auto it = slots_.find(key);
-        if (it == slots_.end() || it->second.state != State::kWaiting) continue;  // taken
-        it->second.state = State::kLoading;
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return listed_ || stopping_; });
+        for (;;) {
+          if (stopping_ || next_ == keys_.size()) return;
+          auto it = slots_.find(keys_[next_++]);
+          if (it == slots_.end() || it->second.state != State::kWaiting) continue;  // taken
+          it->second.state = State::kLoading;
+          key = it->first;
+          break;
+        }
       }
       Value value;
       try {
@@ -147,9 +172,11 @@ class PrefetchQueue {
   std::condition_variable cv_;
   std::unordered_map<std::string, Slot> slots_;
   bool listed_ = false;
+  std::vector<std::string> keys_;       // the list, in loading order
+  size_t next_ = 0;                     // the next of keys_ a thread looks at
   std::vector<std::string> withdrawn_;  // taken before the list was made
   bool stopping_ = false;
-  std::thread thread_;  // last: started once everything above exists
+  std::vector<std::thread> threads_;  // last: started once everything above exists
 };
 
 }  // namespace torch_tpu

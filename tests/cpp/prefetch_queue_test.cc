@@ -1,5 +1,6 @@
 // PrefetchQueue (behind the persistent cache's warm start): values load in
-// the listed order on the queue's thread; each key is loaded at most once,
+// the listed order on the queue's thread (or threads, at once); each key is
+// loaded at most once,
 // whether the caller takes it before, during or after its load; a failed
 // load and a key taken before the list exists are left to the caller; stop()
 // and drop_untaken() end the loading.
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -153,6 +155,49 @@ TEST(PrefetchQueue, DropUntakenFreesLoadedValuesAndStopsLoading) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(loads.load(), after_drop);
   EXPECT_FALSE(queue->take("k0"));
+}
+
+TEST(PrefetchQueue, SeveralThreadsLoadAtOnceAndEachKeyOnce) {
+  // Each load waits until three are in progress together: only three
+  // threads loading at the same time get past it.
+  std::atomic<int> in_progress{0};
+  std::atomic<int> most{0};
+  Loader loader;
+  auto load = [&](const std::string& k) {
+    const int now = ++in_progress;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (most.load() < 3 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    --in_progress;
+    return loader(k);
+  };
+  Queue queue([] { return keys(30); }, load, /*threads=*/3);
+  wait_until([&] { return queue.loaded() == 30; });
+  EXPECT_EQ(most.load(), 3);
+  auto seen = loader.seen();
+  std::sort(seen.begin(), seen.end());
+  auto want = keys(30);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(seen, want);  // each key once
+  for (const std::string& k : keys(30)) EXPECT_TRUE(queue.take(k)) << k;
+}
+
+TEST(PrefetchQueue, StopEndsEveryThreadWaitingForTheList) {
+  std::atomic<bool> release{false};
+  Loader loader;
+  Queue queue(
+      [&] {
+        while (!release.load()) std::this_thread::yield();
+        return keys(3);
+      },
+      [&](const std::string& k) { return loader(k); }, /*threads=*/4);
+  std::thread stopper([&] { queue.stop(); });  // the other threads wait for the list
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  release = true;
+  stopper.join();  // returns: no thread is left waiting for the list
+  EXPECT_LE(loader.seen().size(), 3u);
 }
 
 }  // namespace
