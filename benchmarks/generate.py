@@ -19,8 +19,10 @@ For each case:
   from disk and counts those as persistent-cache hits).
 - same tokens: tpu's greedy tokens equal CPU's.
 - mode: the tpu processes' eager mode (TORCH_TPU_EAGER_MODE; default
-  strict). Under defer_and_fuse a decoding step is recorded into one or two
-  regions, each run as one program, instead of launching ~1,200 programs.
+  strict). Under defer_and_fuse a decoding step is recorded into regions,
+  each run as one program, cut by generate's host reads and the region size
+  cap (two or three programs a token for SmolLM2) instead of launching
+  ~1,200 programs.
 
 Each tpu process runs one case (so a process's compiles are its own).
 """
