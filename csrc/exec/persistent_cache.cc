@@ -40,9 +40,9 @@ constexpr int64_t kDefaultPrefetch = ExecutableCache::kDefaultCapacity;
 // Threads loading ahead of use (TORCH_TPU_CACHE_PREFETCH_THREADS): a
 // program's load is a single-threaded parse in the plugin (~80 ms for a
 // DeferAndFuse region of a decoding step), and a warm process's first call
-// waits for the sum of them. Two threads took a warm DeferAndFuse decode's
-// first call from 13-15 s to 10 s on a 2-core machine; a few are enough,
-// as the loads end within the first calls.
+// waits for the sum of them. On a 2-core machine two threads took a warm
+// DeferAndFuse decode's first call from 7.5-15 s to 7.3-10 s (README); a
+// few are enough, as the loads end within the first calls.
 int64_t default_prefetch_threads() {
   return std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 4);
 }
