@@ -150,16 +150,14 @@ def test_a_warm_process_has_its_previous_runs_programs_loaded_ahead(tmp_path):
     off, _ = run(cache, {**wait, "TORCH_TPU_CACHE_PREFETCH": "0"})
     assert off["prefetched"] == 0 and off["hits"] == warm["hits"]
     assert off["weights"] == cold["weights"]
-    bad = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
-                         env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache),
-                                  TORCH_TPU_CACHE_PREFETCH="-1"), timeout=300)
-    assert bad.returncode != 0
-    assert "TORCH_TPU_CACHE_PREFETCH must be a non-negative integer" in bad.stderr
-    bad = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
-                         env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache),
-                                  TORCH_TPU_CACHE_PREFETCH_THREADS="0"), timeout=300)
-    assert bad.returncode != 0
-    assert "TORCH_TPU_CACHE_PREFETCH_THREADS must be a positive integer" in bad.stderr, bad.stderr[-2000:]
+    for name, value, message in [
+            ("TORCH_TPU_CACHE_PREFETCH", "-1", "must be a non-negative integer"),
+            ("TORCH_TPU_CACHE_PREFETCH_THREADS", "0", "must be a positive integer")]:
+        bad = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                             env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(cache), **{name: value}),
+                             timeout=300)
+        assert bad.returncode != 0
+        assert f"{name} {message}" in bad.stderr, bad.stderr[-2000:]
 
 
 def test_loading_ahead_starts_with_the_device_not_at_the_first_program(tmp_path):

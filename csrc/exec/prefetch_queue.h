@@ -43,10 +43,10 @@ class PrefetchQueue {
   PrefetchQueue(std::function<std::vector<std::string>()> list,
                 std::function<Value(const std::string&)> load, size_t threads = 1)
       : list_(std::move(list)), load_(std::move(load)) {
-    threads_.reserve(std::max<size_t>(threads, 1));
+    threads = std::max<size_t>(threads, 1);
+    threads_.reserve(threads);
     threads_.emplace_back([this] { make_list_and_load(); });
-    for (size_t i = 1; i < std::max<size_t>(threads, 1); ++i)
-      threads_.emplace_back([this] { load_keys(); });
+    while (threads_.size() < threads) threads_.emplace_back([this] { load_keys(); });
   }
   ~PrefetchQueue() { stop(); }
   PrefetchQueue(const PrefetchQueue&) = delete;

@@ -1,7 +1,7 @@
 // PrefetchQueue (behind the persistent cache's warm start): values load in
 // the listed order on the queue's thread (or threads, at once); each key is
-// loaded at most once,
-// whether the caller takes it before, during or after its load; a failed
+// loaded at most once, whether the caller takes it before, during or after
+// its load; a failed
 // load and a key taken before the list exists are left to the caller; stop()
 // and drop_untaken() end the loading.
 #include "exec/prefetch_queue.h"
