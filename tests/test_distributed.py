@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import torch.distributed as dist
+from crash_cores import CoreCatcher
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist")
 
@@ -21,9 +22,11 @@ def torchrun(script, *args, nproc=2, timeout=300, **env_overrides):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={nproc}", os.path.join(HERE, script), *map(str, args)]
     env = dict(os.environ, OMP_NUM_THREADS="1", **env_overrides)
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{output[-6000:]}"
+    with CoreCatcher() as cores:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                              **cores.kwargs)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{output[-6000:]}{cores.report(proc)}"
     return proc.stdout
 
 

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from crash_cores import CoreCatcher
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -43,10 +45,11 @@ def test_hf_finetune_trains():
 def test_ddp_train_under_torchrun():
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
         p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                           "--nproc-per-node=2", os.path.join(ROOT, "examples", "ddp_train.py")],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    with CoreCatcher() as cores:
+        proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                               "--nproc-per-node=2", os.path.join(ROOT, "examples", "ddp_train.py")],
+                              capture_output=True, text=True, timeout=600, env=env, **cores.kwargs)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:] + cores.report(proc)
     losses = [float(line.split()[-1]) for line in proc.stdout.splitlines()
               if line.startswith("epoch ")]
     assert len(losses) == 3 and losses[-1] < losses[0] / 2, proc.stdout
