@@ -1,7 +1,10 @@
+import atexit
 import glob
 import os
+import shutil
 import site
 import sys
+import tempfile
 import types
 import unittest
 
@@ -11,6 +14,13 @@ import pytest
 # earlier run would hide them. Tests of the disk cache itself set
 # TORCH_TPU_CACHE_DIR in the processes they start.
 os.environ.setdefault("TORCH_TPU_CACHE_DIR", "")
+# Likewise PyTorch's own compile caches (AOTAutograd's, which keeps the tpu
+# backend's graphs, and Inductor's): one directory per test process, so an
+# earlier run's entries are not loaded instead of traced. Tests of those
+# caches give their processes directories of their own.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torch_tpu_tests_")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], True)
 
 # torch.testing._internal (the OpInfo suites) imports `expecttest`, a
 # test-only dependency the torch wheel does not pull in. Only its TestCase

@@ -78,6 +78,7 @@ print(json.dumps({{
     "frames_traced": counters["frames"]["total"],
     "dynamo_cache": dict(counters["dynamo_cache"]),
     "xla_compiles": debug.metrics()["compiles"] if compiled else 0,
+    "aot": dict(counters["aot_autograd"]),
 }}))
 """
 
@@ -88,10 +89,10 @@ def _write_model(directory, activation):
     return path
 
 
-def _train(tmp_path, cache, *, precompile=True, save=True, device="tpu"):
+def _train(tmp_path, cache, *, precompile=True, save=True, device="tpu", **env_overrides):
     env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(tmp_path / cache / "tpu"),
                TORCHINDUCTOR_CACHE_DIR=str(tmp_path / cache / "torch"),
-               TORCH_CACHING_PRECOMPILE="1" if precompile else "0")
+               TORCH_CACHING_PRECOMPILE="1" if precompile else "0", **env_overrides)
     code = TRAIN.format(model_dir=str(tmp_path), device=device, save=save)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=600)
@@ -259,9 +260,30 @@ def test_graphs_are_tagged_with_what_shapes_them():
     assert "_native_batch_norm_legit_functional" in off
 
 
-def test_plain_compiles_do_not_pickle_graphs(monkeypatch):
-    """Outside precompile/aot_compile, the backend's graphs are the plain
-    runners (no OutputCode, no AOTAutograd cache lookups)."""
+def test_plain_compiles_keep_their_graphs_in_autograd_cache(tmp_path):
+    """Without precompile Dynamo traces in every process, but AOTAutograd's
+    cache (on by default, as for Inductor) keeps the backend's graphs: a
+    warm process loads the training graph (forward and backward) and the
+    clipping graph instead of tracing them, and trains to the same bits.
+    PyTorch's switch turns it off."""
+    _write_model(tmp_path, "gelu")
+    cold = _train(tmp_path, "plain", precompile=False, save=False)
+    warm = _train(tmp_path, "plain", precompile=False, save=False)
+    off = _train(tmp_path, "off", precompile=False, save=False, TORCHINDUCTOR_AUTOGRAD_CACHE="0")
+
+    assert cold["aot"].get("autograd_cache_saved") == 2, cold
+    assert warm["aot"].get("autograd_cache_hit") == 2, warm
+    assert "autograd_cache_miss" not in warm["aot"], warm
+    assert warm["frames_traced"] == 2 and warm["xla_compiles"] == 0, warm
+    assert off["aot"].get("autograd_cache_saved") is None, off
+    assert off["aot"].get("autograd_cache_hit") is None, off
+    assert warm["losses"] == cold["losses"] == off["losses"]
+    assert warm["params"] == cold["params"] == off["params"]
+
+
+def test_plain_compiles_pickle_no_graph_when_the_cache_is_off(monkeypatch):
+    """The backend's graphs are the plain runners (no OutputCode, nothing
+    pickled) when AOTAutograd's cache is off, and go through it when on."""
     from torch_tpu import _graph_cache
 
     made = []
@@ -272,14 +294,14 @@ def test_plain_compiles_do_not_pickle_graphs(monkeypatch):
         return original(self, example_inputs)
 
     monkeypatch.setattr(_graph_cache.TpuGraphCode, "build", counting_build)
-    torch._dynamo.reset()
-    fn = torch.compile(lambda a: (a * 2).sum(), backend="tpu")
-    assert fn(torch.ones(4, device="tpu")).item() == 8.0
-    assert made == []
-    with torch._functorch.config.patch(bundled_autograd_cache=True):
+    with torch._functorch.config.patch(enable_autograd_cache=False):
         torch._dynamo.reset()
-        fn = torch.compile(lambda a: (a * 3).sum(), backend="tpu")
-        assert fn(torch.ones(4, device="tpu")).item() == 12.0
+        fn = torch.compile(lambda a: (a * 2).sum(), backend="tpu")
+        assert fn(torch.ones(4, device="tpu")).item() == 8.0
+    assert made == []
+    torch._dynamo.reset()
+    fn = torch.compile(lambda a: (a * 3).sum(), backend="tpu")
+    assert fn(torch.ones(4, device="tpu")).item() == 12.0
     assert len(made) == 1
     torch._dynamo.reset()
 

@@ -20,9 +20,16 @@ compile (compiler._compile_graph) when loaded. The XLA executables are not
 in it: a loaded graph's first call records its region, whose program the
 persistent executable cache holds.
 
-Outside those flows nothing changes: graphs are not pickled and
-AOTAutograd's cache is not consulted, because for this backend keying a
-graph costs about what re-tracing it does (measured, issue 30's notes).
+Every other compile goes through AOTAutograd's cache the same way (the
+backend asks it to bundle its graphs), as Inductor's compiles do by default:
+a warm process still runs Dynamo, but loads AOTAutograd's forward, backward
+and inference graphs instead of tracing them again (measured: a small GPT's
+first compiled training step 5.4-6.5 s -> 5.0-5.5 s on a warm cache, a
+SmolLM2 `generate` with the static cache 14.5 s -> 11.0 s for 32 tokens).
+PyTorch's switches turn it off: `TORCHINDUCTOR_AUTOGRAD_CACHE=0`
+(`torch._functorch.config.enable_autograd_cache`) or
+`torch.compiler.config.force_disable_caches`; the entries live in
+`TORCHINDUCTOR_CACHE_DIR`.
 
 Staleness: Dynamo's package checks the source of every function it traced
 (a changed model is traced again) and the torch version; AOTAutograd's key
@@ -53,6 +60,13 @@ def serializable_graphs_wanted() -> bool:
     from torch._functorch._aot_autograd.autograd_cache import should_bundle_autograd_cache
 
     return bool(torch._functorch.config.force_autograd_cache or should_bundle_autograd_cache())
+
+
+def autograd_cache_enabled() -> bool:
+    """Whether AOTAutograd's local cache is on (PyTorch's default)."""
+    from torch._functorch._aot_autograd.autograd_cache import should_use_local_autograd_cache
+
+    return bool(should_use_local_autograd_cache())
 
 
 def cache_tag(decompositions: Callable[[], dict], buckets: Optional[_buckets.Buckets]) -> str:

@@ -228,8 +228,19 @@ def _tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence,
     # Either way only inference graphs bucket: a training graph's padded
     # activations would flow into its backward graph, whose masking is not
     # analysed.
+    if not _graph_cache.serializable_graphs_wanted() and _graph_cache.autograd_cache_enabled():
+        # As for Inductor, AOTAutograd's cache keeps the graphs it makes, so
+        # a warm process loads them instead of tracing again. It stores
+        # another backend's graphs only bundled, and stores a training graph
+        # once its backward is compiled: here, not lazily at the first
+        # backward, outside this setting (the tpu backend's compile of a
+        # graph builds its runner only; XLA compiles at the first call).
+        with torch._functorch.config.patch(bundled_autograd_cache=True,
+                                           force_non_lazy_backward_lowering=True):
+            return _tpu_backend(gm, example_inputs, buckets, buckets_from_options)
     if _graph_cache.serializable_graphs_wanted():
-        # Precompile / aot_compile: graphs PyTorch can store and reload.
+        # AOTAutograd's cache, precompile, aot_compile: graphs PyTorch can
+        # store and reload.
         gm.torch_tpu_cache_tag = _graph_cache.cache_tag(_decompositions, buckets)
         fw, bw, inference = _graph_cache.compilers(buckets, buckets_from_options)
     else:
