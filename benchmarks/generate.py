@@ -10,7 +10,9 @@ Run: python benchmarks/generate.py [--tokens 128] [--batches 1,8]
 For each case:
 - cpu: the same call on CPU tensors, best of two (the first warms up).
 - tpu cold: a new process with an empty persistent cache
-  (TORCH_TPU_CACHE_DIR): its first call's tokens/s, compiles included.
+  (TORCH_TPU_CACHE_DIR) and empty PyTorch compile caches
+  (TORCHINDUCTOR_CACHE_DIR: AOTAutograd's, which keeps the static cache's
+  compiled step): its first call's tokens/s, compiles included.
 - tpu warm: another new process on the cache the cold one filled (what a
   user's second run sees): its first call, and its second call (steady).
 - compiled after 1st token: the programs the first call compiled while
@@ -133,7 +135,8 @@ def child(batch, cache, tokens):
 
 
 def run_child(batch, cache, tokens, cache_dir, mode):
-    env = dict(os.environ, TORCH_TPU_CACHE_DIR=cache_dir, TORCH_TPU_EAGER_MODE=mode)
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=cache_dir, TORCH_TPU_EAGER_MODE=mode,
+               TORCHINDUCTOR_CACHE_DIR=os.path.join(cache_dir, "torch"))
     proc = subprocess.run([sys.executable, __file__, "--child", f"{batch},{cache}",
                            "--tokens", str(tokens)], env=env, capture_output=True, text=True)
     if proc.returncode != 0:
