@@ -23,9 +23,10 @@ persistent executable cache holds.
 Every other compile goes through AOTAutograd's cache the same way (the
 backend asks it to bundle its graphs), as Inductor's compiles do by default:
 a warm process still runs Dynamo, but loads AOTAutograd's forward, backward
-and inference graphs instead of tracing them again (measured: a small GPT's
-first compiled training step 5.4-6.5 s -> 5.0-5.5 s on a warm cache, a
-SmolLM2 `generate` with the static cache 14.5 s -> 11.0 s for 32 tokens).
+and inference graphs instead of tracing them again. What that saves grows
+with the graph (README, "Warm start of compiled code"): a SmolLM2 decoding
+step's 4,700-node graph, several seconds; a small GPT step's small graphs,
+less than this machine's noise.
 PyTorch's switches turn it off: `TORCHINDUCTOR_AUTOGRAD_CACHE=0`
 (`torch._functorch.config.enable_autograd_cache`) or
 `torch.compiler.config.force_disable_caches`; the entries live in
