@@ -125,3 +125,27 @@ def test_weight_only_quantized_smollm2_generates_cpus_greedy_tokens(bits, smollm
                                         **kwargs).cpu()
     assert torch.equal(tokens["tpu"], tokens["cpu"]), (tok.decode(tokens["tpu"][0]),
                                                      tok.decode(tokens["cpu"][0]))
+
+
+def test_text_generation_pipeline_on_tpu_gives_cpus_answers(smollm2):
+    # A chat pipeline as users build it, batched (left padding): the same
+    # text on tpu as on the CPU.
+    from transformers import pipeline
+
+    tok, model = smollm2
+    padding_side, tok.padding_side = tok.padding_side, "left"
+    chats = [[{"role": "user", "content": q}]
+             for q in ("Hi", "Name a color.", "What is the capital of France?")]
+    answers = {}
+    try:
+        for device in ("cpu", "tpu"):
+            # (an earlier test may have moved the shared model to tpu)
+            chat = pipeline("text-generation", model=model.to("cpu"), tokenizer=tok, device=device)
+            assert chat.model.device.type == device
+            outs = chat(chats, max_new_tokens=8, do_sample=False, batch_size=3)
+            answers[device] = [out[0]["generated_text"][-1]["content"] for out in outs]
+    finally:
+        model.to("cpu")
+        tok.padding_side = padding_side
+    assert answers["tpu"] == answers["cpu"], answers
+    assert "Paris" in answers["cpu"][2]
