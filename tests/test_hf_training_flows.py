@@ -73,9 +73,16 @@ def assert_same_run(got, want):
         torch.testing.assert_close(got["weights"][name], w, rtol=1e-4, atol=1e-6)
 
 
-def test_trainer_trains_evaluates_checkpoints_and_resumes_like_cpu(tmp_path):
-    cpu = train(tmp_path / "cpu", use_cpu=True)
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    """The reference: the same Trainer run on the CPU (once for the file)."""
+    cpu = train(tmp_path_factory.mktemp("cpu"), use_cpu=True)
     assert cpu["device"] == ("cpu", "cpu")
+    return cpu
+
+
+def test_trainer_trains_evaluates_checkpoints_and_resumes_like_cpu(tmp_path, cpu_run):
+    cpu = cpu_run
     tpu = train(tmp_path / "tpu")  # no device argument: the Trainer finds tpu
     assert tpu["device"] == ("tpu", "tpu")
     assert_same_run(tpu, cpu)
@@ -87,7 +94,7 @@ def test_trainer_trains_evaluates_checkpoints_and_resumes_like_cpu(tmp_path):
     assert_same_run(resumed, cpu)
 
 
-def test_trainer_with_torch_compile_trains_through_tpu_graphs(tmp_path):
+def test_trainer_with_torch_compile_trains_through_tpu_graphs(tmp_path, cpu_run):
     # `torch_compile=True` asks for the default backend, which hands graphs
     # of tpu tensors to the tpu backend.
     before = debug.metrics()["graph_replays"]
@@ -97,7 +104,7 @@ def test_trainer_with_torch_compile_trains_through_tpu_graphs(tmp_path):
         torch._dynamo.reset()
     assert compiled["device"] == ("tpu", "tpu")
     assert debug.metrics()["graph_replays"] > before
-    assert_same_run(compiled, train(tmp_path / "cpu", use_cpu=True))
+    assert_same_run(compiled, cpu_run)
 
 
 @pytest.fixture
