@@ -6,8 +6,10 @@ and cannot be reproduced on demand. `CoreCatcher` runs the command with core
 dumps enabled, in a fresh working directory (where the kernel writes `core`
 when `/proc/sys/kernel/core_pattern` is a plain name, as on the CI machine),
 and, when the command failed and left cores, reads each back with gdb: the
-crashing thread's stack and the list of threads, so that the one CI run
-that hits the crash says where it happened. Nothing changes for a command
+crashing thread's stack first, then the other threads' top frames, so that
+the one CI run that hits the crash says where it happened (a failure's
+shown text is cut from the end: the crashing stack must come before the
+long thread list, and the report before the process's own output). Nothing changes for a command
 that succeeds; the directory and its cores are removed either way.
 """
 
@@ -32,14 +34,15 @@ def _native_stacks(core):
         return f"(a core was dumped, {core}, but gdb is not installed to read it)"
     try:
         proc = subprocess.run(
-            [gdb, "-batch", "-nx", "-iex", "set auto-load python-scripts off", "-ex",
-             "info threads", "-ex", "bt 60", sys.executable, core],
+            [gdb, "-batch", "-nx", "-iex", "set auto-load python-scripts off", "-ex", "bt 40",
+             "-ex", "info threads", "-ex", "thread apply all bt 8", sys.executable, core],
             capture_output=True, text=True, timeout=240)
     except subprocess.TimeoutExpired:
         return f"(gdb did not read {core} within 240 s)"
     lines = [line for line in proc.stdout.splitlines()
-             if not line.startswith(("[New LWP", "warning:", "Reading symbols"))]
-    return "\n".join(lines[-200:])
+             if not line.startswith(("[New LWP", "warning:", "Reading symbols", "[Thread debugging",
+                                     "Using host libthread_db"))]
+    return "\n".join(lines[:300])
 
 
 class CoreCatcher:

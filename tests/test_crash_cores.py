@@ -30,6 +30,8 @@ def test_an_aborting_subprocess_reports_its_native_stack():
     assert proc.returncode != 0
     assert "native stack from core" in report, report
     assert "abort" in report, report  # the crashing thread's frames
+    # ... before the list of threads (a long failure text is shown cut).
+    assert report.index("abort") < report.index("Target Id"), report
     assert not os.path.exists(directory)
 
 

@@ -49,7 +49,7 @@ def test_ddp_train_under_torchrun():
         proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
                                "--nproc-per-node=2", os.path.join(ROOT, "examples", "ddp_train.py")],
                               capture_output=True, text=True, timeout=600, env=env, **cores.kwargs)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:] + cores.report(proc)
+        assert proc.returncode == 0, cores.report(proc) + proc.stdout[-2000:] + proc.stderr[-3000:]
     losses = [float(line.split()[-1]) for line in proc.stdout.splitlines()
               if line.startswith("epoch ")]
     assert len(losses) == 3 and losses[-1] < losses[0] / 2, proc.stdout
