@@ -26,14 +26,15 @@ def torchrun(script, *args, nproc=2, timeout=300, **env_overrides):
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                               **cores.kwargs)
         output = proc.stdout + proc.stderr
-        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{output[-6000:]}{cores.report(proc)}"
+        assert proc.returncode == 0, f"{' '.join(cmd)} failed:{cores.report(proc)}\n--- output ---\n{output[-6000:]}"
     return proc.stdout
 
 
 COLLECTIVE_CHECKS = ["all_gather, gather, scatter", "all_reduce dtypes and ops", "all_to_all",
                      "async work and barrier", "broadcast and reduce", "mismatched calls raise",
                      "object collectives", "reduce_scatter", "send/recv", "views",
-                     "point-to-point patterns", "mismatched send/recv raises"]
+                     "point-to-point patterns", "mismatched send/recv raises",
+                     "works hold no Python objects"]
 
 
 @pytest.mark.parametrize("nproc", [2, 4])

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "dist/python_state_set_aside.h"
+
 namespace torch_tpu::dist {
 namespace {
 
@@ -44,7 +46,10 @@ std::vector<std::vector<int64_t>> CollectiveCheck::gather_rows(const std::vector
   auto n = static_cast<int64_t>(row.size());
   at::Tensor mine = at::tensor(row, at::kLong);
   at::Tensor all = at::empty({size_ * n}, at::kLong);
-  engine_._allgather_base(all, mine)->wait();
+  {
+    PythonStateSetAside no_python_state;  // Gloo's thread may drop the work last
+    engine_._allgather_base(all, mine)->wait();
+  }
   std::vector<std::vector<int64_t>> rows(size_);
   const int64_t* data = all.const_data_ptr<int64_t>();
   for (int r = 0; r < size_; ++r) rows[r].assign(data + r * n, data + (r + 1) * n);

@@ -3,6 +3,7 @@
 #include "dist/collective_check.h"
 #include "dist/host_staging.h"
 #include "dist/p2p_envelope.h"
+#include "dist/python_state_set_aside.h"
 #include "dist/staged_work.h"
 
 namespace torch_tpu::dist {
@@ -11,12 +12,17 @@ namespace {
 // Runs a collective on host copies: `launch` stages the caller's tensors
 // and hands the host tensors to the engine (whose work keeps them alive);
 // the returned work writes the results back and reports `results`, the
-// caller's tensors.
+// caller's tensors. The engine's work holds no Python object of the caller
+// (python_state_set_aside.h).
 template <typename Launch>
 c10::intrusive_ptr<c10d::Work> staged(const char* op, c10d::OpType op_type, int rank,
                                       std::vector<at::Tensor> results, Launch&& launch) {
   HostStaging staging(op);
-  c10::intrusive_ptr<c10d::Work> engine_work = launch(staging);
+  c10::intrusive_ptr<c10d::Work> engine_work;
+  {
+    PythonStateSetAside no_python_state;
+    engine_work = launch(staging);
+  }
   return c10::make_intrusive<StagedWork>(std::move(engine_work), staging.take_write_back(),
                                          std::move(results), rank, op_type);
 }
@@ -291,10 +297,12 @@ c10::intrusive_ptr<c10d::Work> TpuDistBackend::barrier(const c10d::BarrierOption
   // Device work queued before the barrier is not waited for by Gloo; the
   // collectives themselves read their inputs synchronously, so there is no
   // tpu work of ours in flight to order here.
+  PythonStateSetAside no_python_state;
   return engine_->barrier(opts);
 }
 
 void TpuDistBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) {
+  PythonStateSetAside no_python_state;
   engine_->monitoredBarrier(opts, wait_all_ranks);
 }
 

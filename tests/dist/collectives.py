@@ -280,6 +280,46 @@ def check_async_work():
     passed("async work and barrier")
 
 
+class Probe:
+    """A Python object with a weak reference, to see who keeps it alive."""
+
+
+class PassThroughMode(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def check_works_hold_no_python_objects():
+    """A work keeps none of the caller's Python thread state: backward()
+    stashes a Python object in it (as below) while DDP launches all-reduces,
+    and a Gloo thread that dropped the last reference to one during
+    interpreter shutdown aborted the process at exit."""
+    import weakref
+
+    launches = {
+        "all_reduce": lambda: dist.all_reduce(torch.ones(4, device=DEV), async_op=True),
+        "broadcast": lambda: dist.broadcast(torch.ones(4, device=DEV), src=0, async_op=True),
+        "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(
+            torch.empty(4 * WORLD, device=DEV), torch.ones(4, device=DEV), async_op=True),
+        "barrier": lambda: dist.barrier(async_op=True),
+    }
+    for name, launch in launches.items():
+        probe = Probe()
+        alive = weakref.ref(probe)
+        torch._C._stash_obj_in_tls("torch_tpu_probe", probe)
+        mode_probe = PassThroughMode()
+        mode_alive = weakref.ref(mode_probe)
+        with mode_probe:
+            work = launch()
+        torch._C._remove_obj_from_tls("torch_tpu_probe")
+        work.wait()
+        del probe, mode_probe
+        if alive() is not None or mode_alive() is not None:
+            raise AssertionError(f"a {name} work keeps the caller's Python objects alive")
+        del work
+    passed("works hold no Python objects")
+
+
 def check_objects():
     objs = [None] * WORLD
     dist.all_gather_object(objs, {"rank": RANK})
@@ -318,7 +358,8 @@ def main():
     for check in (check_all_reduce, check_views, check_broadcast_reduce, check_gathers,
                   check_reduce_scatter, check_all_to_all, check_point_to_point,
                   check_point_to_point_patterns, check_point_to_point_mismatch_raises,
-                  check_async_work, check_objects, check_mismatch_raises):
+                  check_async_work, check_works_hold_no_python_objects, check_objects,
+                  check_mismatch_raises):
         check()
     finish()
     print(f"DONE rank {RANK} in {time.time() - start:.1f} s", flush=True)
