@@ -52,6 +52,7 @@ _DESCRIPTIONS = {
     "cuts_mode_switch": "region cuts: an eager mode switch",
     "cuts_size_cap": "region cuts: the size cap",
     "cuts_repeat": "region cuts: a repeated op sequence",
+    "cuts_shape_boundary": "region cuts: between ops whose shapes grow each step and the rest",
     "graphs_captured": "compiled graphs captured for replay",
     "graph_replays": "compiled-graph calls replayed on their executable",
     "persistent_cache_hits": "executables loaded from the disk cache",

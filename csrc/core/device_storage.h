@@ -10,6 +10,7 @@
 
 #include <c10/util/SmallVector.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -85,6 +86,12 @@ class DeviceStorage {
   // Ends a donation without a new buffer (the launch failed).
   void end_donation();
 
+  // Whether a deferred op last wrote it by appending to a tensor that grows
+  // every step (DeferAndFuse keeps its readers in regions of their own: see
+  // exec/region.h, ShapeVaryingOps).
+  bool grows() const { return grows_.load(std::memory_order_relaxed); }
+  void set_grows(bool grows) { grows_.store(grows, std::memory_order_relaxed); }
+
  private:
   size_t nbytes_;
   int device_index_;
@@ -96,6 +103,7 @@ class DeviceStorage {
   bool donating_ = false;
   std::condition_variable donated_;  // signalled when donating_ clears
   std::mutex write_mu_;
+  std::atomic<bool> grows_{false};
 };
 
 // Takes the write mutexes of `storages` (duplicates allowed) in address

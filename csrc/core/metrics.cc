@@ -42,6 +42,7 @@ auto counters(M& m) {
       {"cuts_mode_switch", &m.cuts_mode_switch},
       {"cuts_size_cap", &m.cuts_size_cap},
       {"cuts_repeat", &m.cuts_repeat},
+      {"cuts_shape_boundary", &m.cuts_shape_boundary},
       {"graphs_captured", &m.graphs_captured},
       {"graph_replays", &m.graph_replays},
       {"persistent_cache_hits", &m.persistent_cache_hits},

@@ -42,6 +42,7 @@ struct Metrics {
   std::atomic<int64_t> cuts_mode_switch{0};
   std::atomic<int64_t> cuts_size_cap{0};
   std::atomic<int64_t> cuts_repeat{0};
+  std::atomic<int64_t> cuts_shape_boundary{0};
   // torch.compile (exec/captured_graph.h): graphs captured for replay, and
   // calls replayed straight on a captured graph's executable.
   std::atomic<int64_t> graphs_captured{0};

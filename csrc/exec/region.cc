@@ -23,6 +23,7 @@ namespace torch_tpu {
 namespace {
 
 thread_local CutReason current_read_reason = CutReason::kDeviceRead;
+thread_local ShapeVarying current_shape_varying = ShapeVarying::kNo;  // ShapeVaryingOps
 
 // A region stops taking ops at this many (a loop that never reads a value
 // back must not grow one without bound); from a quarter of it on, it is cut
@@ -62,6 +63,9 @@ void count_cut(CutReason reason) {
     case CutReason::kRepeat:
       m.cuts_repeat++;
       break;
+    case CutReason::kShapeBoundary:
+      m.cuts_shape_boundary++;
+      break;
   }
 }
 
@@ -95,9 +99,10 @@ class Region : public std::enable_shared_from_this<Region> {
 
   // Appends `node`; false (and nothing appended) when the region was already
   // run and the caller must open a new one.
-  bool append(const OpNode& node);
+  // `shape_varying`: see ShapeVaryingOps.
+  bool append(const OpNode& node, bool shape_varying);
   // Whether the region should run before `next` joins it.
-  std::optional<CutReason> cut_before(const hlo::CalledFunction* next);
+  std::optional<CutReason> cut_before(const hlo::CalledFunction* next, bool shape_varying);
   // Runs the region once (later calls return at once, or raise its error).
   void run(CutReason reason);
   // Whether it records itself and still takes ops.
@@ -133,6 +138,7 @@ class Region : public std::enable_shared_from_this<Region> {
   std::optional<hlo::CallValue> status_value_;
   std::string key_;
   int64_t bytes_ = 0;                 // read and produced (see max_bytes)
+  bool shape_varying_ = false;        // its ops are (ShapeVaryingOps)
   bool shared_buffer_param_ = false;  // see parameter_for
 };
 
@@ -169,9 +175,10 @@ int Region::new_parameter(pjrt::BufferPtr buffer, const hlo::TensorType& type,
   return index;
 }
 
-bool Region::append(const OpNode& node) {
+bool Region::append(const OpNode& node, bool shape_varying) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return false;
+  if (seq_.calls.empty()) shape_varying_ = shape_varying;
   const hlo::CalledFunction& f = *node.function;
   TORCH_INTERNAL_ASSERT(node.params.size() == f.params.size(), "deferred op ", f.name, " binds ",
                         node.params.size(), " parameters, its function takes ", f.params.size());
@@ -275,9 +282,10 @@ bool Region::append(const OpNode& node) {
   return true;
 }
 
-std::optional<CutReason> Region::cut_before(const hlo::CalledFunction* next) {
+std::optional<CutReason> Region::cut_before(const hlo::CalledFunction* next, bool shape_varying) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_ || seq_.calls.empty()) return std::nullopt;
+  if (!recording_ && shape_varying != shape_varying_) return CutReason::kShapeBoundary;
   const auto ops = static_cast<int64_t>(seq_.calls.size());
   if (ops >= max_ops() || bytes_ >= max_bytes()) return CutReason::kSizeCap;
   if (ops >= max_ops() / 4 && seq_.calls.front().function == next) return CutReason::kRepeat;
@@ -448,13 +456,22 @@ OpenRegion& open_region(int device_index) {
 void defer_op(int device_index, const OpNode& node) {
   OpenRegion& open = open_region(device_index);
   std::lock_guard<std::mutex> lock(open.mu);
+  bool shape_varying = current_shape_varying != ShapeVarying::kNo;
+  for (const OpNode::Param& p : node.params) {
+    if (p.kind == OpNode::Param::Kind::kStorageBase && p.storage->grows()) shape_varying = true;
+  }
   for (;;) {
     if (open.region) {
-      if (auto reason = open.region->cut_before(node.function)) open.region->run(*reason);
+      if (auto reason = open.region->cut_before(node.function, shape_varying)) {
+        open.region->run(*reason);
+      }
     }
-    if (!open.region || !open.region->append(node)) {
+    if (!open.region || !open.region->append(node, shape_varying)) {
       open.region = std::make_shared<Region>(device_index, /*recording=*/false);
       continue;
+    }
+    for (const OpNode::Write& w : node.writes) {
+      w.storage->set_grows(current_shape_varying == ShapeVarying::kGrows);
     }
     return;
   }
@@ -508,6 +525,13 @@ std::optional<RegionRecord> finish_region_recording(int device_index,
   }
   return region->run_and_record(CutReason::kModeSwitch, outs);
 }
+
+ShapeVaryingOps::ShapeVaryingOps(ShapeVarying kind) : previous_(current_shape_varying) {
+  // kNo inside an outer guard (a kernel another one calls) keeps the outer.
+  if (kind != ShapeVarying::kNo) current_shape_varying = kind;
+}
+
+ShapeVaryingOps::~ShapeVaryingOps() { current_shape_varying = previous_; }
 
 ScopedCutReason::ScopedCutReason(CutReason reason) : previous_(current_read_reason) {
   current_read_reason = reason;

@@ -34,12 +34,13 @@ namespace torch_tpu {
 
 // Why an open region was closed and run (counted per reason in the metrics).
 enum class CutReason {
-  kDeviceRead,  // an op that runs at once (or a transfer) read a pending storage
-  kHostRead,    // .cpu(), .item(), printing, bool()
-  kSync,        // torch.tpu.synchronize(), a stream or event
-  kModeSwitch,  // the eager mode changed
-  kSizeCap,     // TORCH_TPU_REGION_MAX_OPS / TORCH_TPU_REGION_MAX_BYTES
-  kRepeat,      // the op sequence came back to the region's first op
+  kDeviceRead,     // an op that runs at once (or a transfer) read a pending storage
+  kHostRead,       // .cpu(), .item(), printing, bool()
+  kSync,           // torch.tpu.synchronize(), a stream or event
+  kModeSwitch,     // the eager mode changed
+  kSizeCap,        // TORCH_TPU_REGION_MAX_OPS / TORCH_TPU_REGION_MAX_BYTES
+  kRepeat,         // the op sequence came back to the region's first op
+  kShapeBoundary,  // between shape-varying ops and the rest (ShapeVaryingOps)
 };
 
 // One op, as the executor receives it.
@@ -124,6 +125,31 @@ std::optional<RegionRecord> finish_region_recording(int device_index,
 
 // While alive, regions this thread runs by reading a pending storage are
 // counted under `reason` (a host read rather than a device read).
+// Ops whose shapes change from one step of a loop to the next, under
+// DeferAndFuse: a cat that appends to a tensor that grows every step (a KV
+// cache, generate's input_ids and attention mask; kGrows: what it writes
+// grows), attention of fewer queries over a longer cache (kReadsGrowing),
+// and any op that reads a storage a kGrows op wrote (so GQA's copies of
+// the cache, and generate's slice of its last token). An eager region holds
+// only such ops or none of them (it is cut where that changes), so a
+// decoding step's other regions keep their shapes from token to token and
+// replay their programs, and only the small regions of the varying ops are
+// compiled for each new length (one program for every layer's). Regions
+// recorded for a compiled graph are not cut this way (a graph is one
+// program). A kernel marks the ops it defers for the guard's lifetime.
+enum class ShapeVarying { kNo, kReadsGrowing, kGrows };
+
+class ShapeVaryingOps {
+ public:
+  explicit ShapeVaryingOps(ShapeVarying kind);
+  ~ShapeVaryingOps();
+  ShapeVaryingOps(const ShapeVaryingOps&) = delete;
+  ShapeVaryingOps& operator=(const ShapeVaryingOps&) = delete;
+
+ private:
+  ShapeVarying previous_;
+};
+
 class ScopedCutReason {
  public:
   explicit ScopedCutReason(CutReason reason);

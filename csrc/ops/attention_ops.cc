@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "exec/region.h"
 #include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/strict_ops_in_one_region.h"
@@ -86,6 +87,9 @@ scaled_dot_product_attention_overrideable(const at::Tensor& query, const at::Ten
   TORCH_CHECK(key.size(1) > 0 && heads % key.size(1) == 0 && key.size(1) == value.size(1),
               "_scaled_dot_product_fused_attention_overrideable: ", heads,
               " query heads cannot share ", key.size(1), " key/value heads");
+  // Fewer queries than keys: decoding over a KV cache that grows every step.
+  ShapeVaryingOps over_growing_cache(query.size(-2) < key.size(-2) ? ShapeVarying::kReadsGrowing
+                                                                   : ShapeVarying::kNo);
   StrictOpsInOneRegion region;
   const at::Tensor out = attention(query, key, value, attn_bias, is_causal, scale);
   // The log-sum-exp has the shape PyTorch's meta function gives it; the

@@ -5,6 +5,7 @@
 #include <ATen/ops/empty.h>
 
 #include "core/dtype_map.h"
+#include "exec/region.h"
 #include "ops/device_empty.h"
 #include "ops/kernels.h"
 #include "ops/tensor_program.h"
@@ -61,6 +62,12 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
                                    std::to_string(nonempty.size()));
   for (const auto& t : nonempty) program.input(t);
   program.output(out);
+  // Appending to a larger tensor (a KV cache, generate's input_ids): its
+  // length grows every step.
+  int64_t rest = 0;
+  for (size_t i = 1; i < nonempty.size(); ++i) rest += nonempty[i].size(dim);
+  ShapeVaryingOps growing(nonempty.size() > 1 && nonempty[0].size(dim) > rest ? ShapeVarying::kGrows
+                                                                              : ShapeVarying::kNo);
   program.run([&](hlo::Builder& b, const std::vector<hlo::Value>& in) {
     std::vector<hlo::Value> converted;
     for (const auto& v : in) converted.push_back(b.convert(v, type));
