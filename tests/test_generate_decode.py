@@ -93,7 +93,8 @@ def test_defer_and_fuse_decoding_replays_all_but_the_growing_ops(cache, tmp_path
     assert cold["same"] and deeper["same"], (cold, deeper)
     steady = slice(2, None)  # from the third token on
     assert cold["compiles_per_token"][steady] == deeper["compiles_per_token"][steady], (cold, deeper)
-    assert max(cold["compiles_per_token"][steady]) <= 5, cold
+    # the KV cache's program, and small ones on input_ids and the mask
+    assert max(cold["compiles_per_token"][steady]) <= 6, cold
     if cache == "dynamic":
         # each layer's stable ops (projections, norms, MLP) replay every token
         assert min(cold["region_hits_per_token"][steady]) >= 2, cold

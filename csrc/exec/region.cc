@@ -105,6 +105,11 @@ class Region : public std::enable_shared_from_this<Region> {
   std::optional<CutReason> cut_before(const hlo::CalledFunction* next, bool shape_varying);
   // Runs the region once (later calls return at once, or raise its error).
   void run(CutReason reason);
+  // Whether its ops are shape-varying ones (ShapeVaryingOps).
+  bool shape_varying() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return shape_varying_;
+  }
   // Whether it records itself and still takes ops.
   bool records_and_open() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -456,9 +461,22 @@ OpenRegion& open_region(int device_index) {
 void defer_op(int device_index, const OpNode& node) {
   OpenRegion& open = open_region(device_index);
   std::lock_guard<std::mutex> lock(open.mu);
-  bool shape_varying = current_shape_varying != ShapeVarying::kNo;
+  const ShapeVarying kind = current_shape_varying;
+  bool shape_varying = kind != ShapeVarying::kNo;
+  int64_t largest_growing_read = -1;  // elements
+  bool reads_storage = false;
   for (const OpNode::Param& p : node.params) {
-    if (p.kind == OpNode::Param::Kind::kStorageBase && p.storage->grows()) shape_varying = true;
+    if (p.kind != OpNode::Param::Kind::kStorageBase) continue;
+    reads_storage = true;
+    if (p.storage->grows()) {
+      shape_varying = true;
+      largest_growing_read = std::max(largest_growing_read, p.storage->element_count());
+    }
+  }
+  // An op that reads no storage (a constant, a scalar) has no growing
+  // input, and stays with the varying ops it came among.
+  if (!reads_storage && !shape_varying && open.region) {
+    shape_varying = open.region->shape_varying();
   }
   for (;;) {
     if (open.region) {
@@ -470,8 +488,14 @@ void defer_op(int device_index, const OpNode& node) {
       open.region = std::make_shared<Region>(device_index, /*recording=*/false);
       continue;
     }
+    // What an op makes from a growing storage grows with it when it is at
+    // least as large (a mask or a copy of the cache), not when it is smaller
+    // (the last token's slice, a sum), nor what attention returns.
     for (const OpNode::Write& w : node.writes) {
-      w.storage->set_grows(current_shape_varying == ShapeVarying::kGrows);
+      const auto written = static_cast<int64_t>(w.storage->nbytes() / hlo::byte_size(w.element));
+      w.storage->set_grows(kind == ShapeVarying::kGrows ||
+                           (kind == ShapeVarying::kNo && largest_growing_read >= 0 &&
+                            written >= largest_growing_read));
     }
     return;
   }

@@ -129,8 +129,10 @@ std::optional<RegionRecord> finish_region_recording(int device_index,
 // DeferAndFuse: a cat that appends to a tensor that grows every step (a KV
 // cache, generate's input_ids and attention mask; kGrows: what it writes
 // grows), attention of fewer queries over a longer cache (kReadsGrowing),
-// and any op that reads a storage a kGrows op wrote (so GQA's copies of
-// the cache, and generate's slice of its last token). An eager region holds
+// and any op that reads a growing storage (GQA's copies of the cache, the
+// attention mask made from generate's growing mask, generate's slice of
+// its last token); what such an op writes grows too when it is at least as
+// large as what it read (the copies and the mask). An eager region holds
 // only such ops or none of them (it is cut where that changes), so a
 // decoding step's other regions keep their shapes from token to token and
 // replay their programs, and only the small regions of the varying ops are
