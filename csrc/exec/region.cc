@@ -490,12 +490,12 @@ void defer_op(int device_index, const OpNode& node) {
     }
     // What an op makes from a growing storage grows with it when it is at
     // least as large (a mask or a copy of the cache), not when it is smaller
-    // (the last token's slice, a sum), nor what attention returns.
+    // (the last token's slice, a sum), nor what attention returns. (append
+    // gave each written storage its new element type.)
     for (const OpNode::Write& w : node.writes) {
-      const auto written = static_cast<int64_t>(w.storage->nbytes() / hlo::byte_size(w.element));
       w.storage->set_grows(kind == ShapeVarying::kGrows ||
                            (kind == ShapeVarying::kNo && largest_growing_read >= 0 &&
-                            written >= largest_growing_read));
+                            w.storage->element_count() >= largest_growing_read));
     }
     return;
   }

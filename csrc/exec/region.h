@@ -123,8 +123,6 @@ std::optional<RegionRecord> finish_region_recording(int device_index,
                                                     const std::shared_ptr<Region>& region,
                                                     c10::ArrayRef<DeviceStorage*> watched);
 
-// While alive, regions this thread runs by reading a pending storage are
-// counted under `reason` (a host read rather than a device read).
 // Ops whose shapes change from one step of a loop to the next, under
 // DeferAndFuse: a cat that appends to a tensor that grows every step (a KV
 // cache, generate's input_ids and attention mask; kGrows: what it writes
@@ -152,6 +150,8 @@ class ShapeVaryingOps {
   ShapeVarying previous_;
 };
 
+// While alive, regions this thread runs by reading a pending storage are
+// counted under `reason` (a host read rather than a device read).
 class ScopedCutReason {
  public:
   explicit ScopedCutReason(CutReason reason);
